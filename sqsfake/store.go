@@ -1,0 +1,69 @@
+package sqsfake
+
+import (
+	"fmt"
+	"time"
+)
+
+// add stores a message at the tail of q. Callers hold Server.mu.
+func (q *queue) add(m *message) {
+	q.seq++
+	m.seq = q.seq
+	if q.fifo {
+		// SequenceNumber: 20 digits, growing per queue, like the service's.
+		m.seqNumber = fmt.Sprintf("%020d", uint64(10_000_000_000_000_000_000)+q.seq)
+	}
+	q.messages = append(q.messages, m)
+	q.bySeq[m.seq] = m
+}
+
+// remove deletes a message. Callers hold Server.mu.
+func (q *queue) remove(m *message) {
+	if m.deleted {
+		return
+	}
+	m.deleted = true
+	q.deleted++
+	delete(q.bySeq, m.seq)
+	q.compact(false)
+}
+
+// compact drops deleted messages once they are at least half the slice, so
+// deletes stay O(1) amortised. force drops them now.
+func (q *queue) compact(force bool) {
+	if !force && (q.deleted < 64 || q.deleted*2 < len(q.messages)) {
+		return
+	}
+	kept := q.messages[:0]
+	for _, m := range q.messages {
+		if m.deleted {
+			delete(q.bySeq, m.seq)
+			continue
+		}
+		kept = append(kept, m)
+	}
+	clear(q.messages[len(kept):])
+	q.messages = kept
+	q.deleted = 0
+}
+
+// expire drops messages past the retention period and forgets expired dedup
+// ids and receive attempts. Callers hold Server.mu.
+func (q *queue) expire(now time.Time) {
+	retention := time.Duration(q.attrs.retention) * time.Second
+	for _, m := range q.messages {
+		if !m.deleted && !now.Before(m.enqueuedAt.Add(retention)) {
+			q.remove(m)
+		}
+	}
+	for k, d := range q.dedup {
+		if !now.Before(d.expires) {
+			delete(q.dedup, k)
+		}
+	}
+	for k, a := range q.attempts {
+		if !now.Before(a.expires) {
+			delete(q.attempts, k)
+		}
+	}
+}
