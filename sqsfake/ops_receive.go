@@ -244,4 +244,3 @@ func (s *Server) redrive(q *queue, m *message, now time.Time) bool {
 	s.notify() // long polls on the DLQ
 	return true
 }
-

@@ -28,9 +28,9 @@ type queue struct {
 	bySeq    map[uint64]*message
 	seq      uint64 // last message sequence on this queue
 
-	dedup      map[string]dedupEntry  // FIFO: dedup key → original send
-	attempts   map[string]*attempt    // FIFO: ReceiveRequestAttemptId → result
-	lastPurge  time.Time              // zero if never purged
+	dedup     map[string]dedupEntry // FIFO: dedup key → original send
+	attempts  map[string]*attempt   // FIFO: ReceiveRequestAttemptId → result
+	lastPurge time.Time             // zero if never purged
 }
 
 type dedupEntry struct {
@@ -50,16 +50,16 @@ type attempt struct {
 // queueAttrs are the settable attributes. Durations are whole seconds, as SQS
 // keeps them.
 type queueAttrs struct {
-	visibility        int
-	delay             int
-	retention         int
-	maxSize           int
-	waitSeconds       int
-	redrive           *redrivePolicy
-	contentDedup      bool
-	dedupScope        string // messageQueue or messageGroup
-	throughputLimit   string // perQueue or perMessageGroupId
-	passthrough       map[string]string
+	visibility      int
+	delay           int
+	retention       int
+	maxSize         int
+	waitSeconds     int
+	redrive         *redrivePolicy
+	contentDedup    bool
+	dedupScope      string // messageQueue or messageGroup
+	throughputLimit string // perQueue or perMessageGroupId
+	passthrough     map[string]string
 }
 
 type redrivePolicy struct {
