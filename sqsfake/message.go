@@ -1,16 +1,14 @@
 package sqsfake
 
 import (
-	"crypto/md5"
-	"encoding/binary"
-	"encoding/hex"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
 // message is one stored message. Fields are guarded by Server.mu.
@@ -62,7 +60,7 @@ func (m *message) toSDK(sys func(string) bool, user func(string) bool) types.Mes
 	}
 	if len(selected) > 0 {
 		out.MessageAttributes = selected
-		out.MD5OfMessageAttributes = aws.String(md5OfAttributes(selected))
+		out.MD5OfMessageAttributes = aws.String(sqsrule.MD5OfAttributes(selected))
 	}
 	return out
 }
@@ -115,36 +113,3 @@ func copyAttrs(in map[string]types.MessageAttributeValue) map[string]types.Messa
 	return out
 }
 
-func md5Hex(b []byte) string {
-	sum := md5.Sum(b)
-	return hex.EncodeToString(sum[:])
-}
-
-// md5OfAttributes is SQS's digest of message attributes: names sorted, each
-// encoded as length-prefixed name, length-prefixed data type, a transport byte
-// (1 string, 2 binary) and the length-prefixed value. The SDK checks it on
-// every send and receive.
-func md5OfAttributes(attrs map[string]types.MessageAttributeValue) string {
-	if len(attrs) == 0 {
-		return ""
-	}
-	var buf []byte
-	putString := func(s string) {
-		buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
-		buf = append(buf, s...)
-	}
-	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		v := attrs[name]
-		putString(name)
-		putString(aws.ToString(v.DataType))
-		if v.BinaryValue != nil {
-			buf = append(buf, 2)
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(v.BinaryValue)))
-			buf = append(buf, v.BinaryValue...)
-		} else {
-			buf = append(buf, 1)
-			putString(aws.ToString(v.StringValue))
-		}
-	}
-	return md5Hex(buf)
-}

@@ -41,11 +41,10 @@ func (s *Server) createQueue(name string, attrs, tags map[string]string) (*sqs.C
 	if err := sqsrule.CheckQueueName(name); err != nil {
 		return nil, fromViolation(err)
 	}
+	// A FIFO queue needs both the .fifo suffix and FifoQueue=true.
 	fifo := sqsrule.IsFIFO(name)
-	if v, ok := attrs["FifoQueue"]; ok {
-		if b, _ := strconv.ParseBool(v); b != fifo {
-			return nil, errInvalidParameter("Invalid value for the parameter FifoQueue: the queue name must end in .fifo exactly when FifoQueue is true")
-		}
+	if flag, _ := strconv.ParseBool(attrs["FifoQueue"]); flag != fifo {
+		return nil, errInvalidParameter("Invalid value for the parameter QueueName or FifoQueue: a FIFO queue is created with FifoQueue=true and a name ending in .fifo; a standard queue name cannot end in .fifo")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -145,9 +145,9 @@ func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
 	q.expire(now)
 	m := &message{
 		body: body, attrs: copyAttrs(r.attrs), systemAttrs: maps.Clone(r.systemAttrs),
-		sentAt: now, enqueuedAt: now, md5Body: md5Hex([]byte(body)),
+		sentAt: now, enqueuedAt: now, md5Body: sqsrule.MD5OfBody(body),
 	}
-	m.md5Attrs = md5OfAttributes(m.attrs)
+	m.md5Attrs = sqsrule.MD5OfAttributes(m.attrs)
 	if r.groupID != nil {
 		if err := sqsrule.CheckGroupID(*r.groupID); err != nil {
 			return sendResult{}, fromViolation(err)

@@ -1,0 +1,44 @@
+package sqstest
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+)
+
+func delaySeconds(s int32) func(*sqs.SendMessageInput) {
+	return func(in *sqs.SendMessageInput) { in.DelaySeconds = s }
+}
+
+func delayCases() []testCase {
+	return []testCase{
+		{name: "delay/per-message", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "later", delaySeconds(1))
+			e.send(t, url, "now")
+			equalSlices(t, "before the delay", []string{"now"}, bodies(e.receive(t, url)))
+			e.h.Advance(t, seconds(1.5))
+			equalSlices(t, "after the delay", []string{"later"}, bodies(e.receive(t, url)))
+		}},
+		{name: "delay/queue-default", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"DelaySeconds": "1"})
+			e.send(t, url, "body")
+			equal(t, "before the delay", 0, len(e.receive(t, url)))
+			_, _, delayed := e.counts(t, url)
+			equal(t, "delayed", 1, delayed)
+			e.h.Advance(t, seconds(1.5))
+			equal(t, "after the delay", 1, len(e.receive(t, url)))
+		}},
+		{name: "delay/per-message-overrides-queue", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"DelaySeconds": "900"})
+			e.send(t, url, "body", delaySeconds(1))
+			e.h.Advance(t, seconds(1.5))
+			equal(t, "after the message's delay", 1, len(e.receive(t, url)))
+		}},
+		{name: "delay/out-of-range", needs: []Capability{DelayValidation}, run: func(t *testing.T, e *env) {
+			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), DelaySeconds: 901})
+			e.wantCode(t, err, "InvalidParameterValue")
+		}},
+	}
+}

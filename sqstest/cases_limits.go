@@ -1,0 +1,103 @@
+package sqstest
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+func (e *env) sendErr(url, body string, attrs map[string]types.MessageAttributeValue) error {
+	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body), MessageAttributes: attrs})
+	return err
+}
+
+func limitCases() []testCase {
+	return []testCase{
+		{name: "limits/body-characters", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for _, body := range []string{"nul\x00", "bell\x07", "\uFFFE"} {
+				wantType[types.InvalidMessageContents](t, e.sendErr(url, body, nil))
+			}
+			if err := e.sendErr(url, "tab\tnewline\ncr\r \uE000 \uD7FF", nil); err != nil {
+				t.Fatalf("expect allowed characters to pass: %v", err)
+			}
+		}},
+		{name: "limits/supplementary-characters", needs: []Capability{SupplementaryCharacters}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			body := "emoji \U0001F600 and \U0010FFFD"
+			if err := e.sendErr(url, body, nil); err != nil {
+				t.Fatalf("expect characters #x10000-#x10FFFF to pass: %v", err)
+			}
+			equalSlices(t, "body", []string{body}, bodies(e.receive(t, url)))
+		}},
+		{name: "limits/empty-body", run: func(t *testing.T, e *env) {
+			if err := e.sendErr(e.queue(t, nil), "", nil); err == nil {
+				t.Fatal("expect an empty body to be refused")
+			}
+		}},
+		{name: "limits/message-size", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			size, _ := strconv.Atoi(e.attrs(t, url)["MaximumMessageSize"])
+			e.wantCode(t, e.sendErr(url, strings.Repeat("x", size+1), nil), "InvalidParameterValue")
+			if err := e.sendErr(url, strings.Repeat("x", size), nil); err != nil {
+				t.Fatalf("expect a body of exactly %d bytes to pass: %v", size, err)
+			}
+		}},
+		{name: "limits/size-counts-attributes", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"MaximumMessageSize": "1024"})
+			attrs := map[string]types.MessageAttributeValue{"name": str("String", "value")} // 4 + 6 + 5 bytes
+			e.wantCode(t, e.sendErr(url, strings.Repeat("x", 1024-14), attrs), "InvalidParameterValue")
+			if err := e.sendErr(url, strings.Repeat("x", 1024-15), attrs); err != nil {
+				t.Fatalf("expect exactly 1024 bytes with attributes to pass: %v", err)
+			}
+		}},
+		{name: "limits/queue-maximum-message-size", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"MaximumMessageSize": "1024"})
+			e.wantCode(t, e.sendErr(url, strings.Repeat("x", 1025), nil), "InvalidParameterValue")
+		}},
+		{name: "limits/ten-attributes", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			attrs := map[string]types.MessageAttributeValue{}
+			for i := range 10 {
+				attrs["a"+strconv.Itoa(i)] = str("String", "v")
+			}
+			if err := e.sendErr(url, "ten", attrs); err != nil {
+				t.Fatalf("expect ten attributes to pass: %v", err)
+			}
+			attrs["eleventh"] = str("String", "v")
+			e.wantCode(t, e.sendErr(url, "eleven", attrs), "InvalidParameterValue")
+		}},
+		{name: "limits/attribute-names", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for _, name := range []string{"AWS.reserved", "amazon.reserved", ".lead", "trail.", "two..dots", "bad name", strings.Repeat("n", 257)} {
+				if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{name: str("String", "v")}); err == nil {
+					t.Fatalf("expect attribute name %q to be refused", name)
+				}
+			}
+			if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"Ok_name-1.2": str("String", "v")}); err != nil {
+				t.Fatalf("expect a valid name to pass: %v", err)
+			}
+		}},
+		{name: "limits/attribute-values", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			bad := map[string]types.MessageAttributeValue{
+				"empty-string":  str("String", ""),
+				"not-a-number":  str("Number", "twelve"),
+				"no-type":       {StringValue: aws.String("v")},
+				"unknown-type":  str("Text", "v"),
+				"empty-binary":  bin("Binary", []byte{}),
+				"string-list":   {DataType: aws.String("String"), StringValue: aws.String("v"), StringListValues: []string{"a"}},
+				"binary-string": {DataType: aws.String("Binary"), StringValue: aws.String("v")},
+			}
+			for name, v := range bad {
+				if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{name: v}); err == nil {
+					t.Fatalf("expect attribute %s to be refused", name)
+				}
+			}
+		}},
+	}
+}

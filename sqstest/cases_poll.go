@@ -1,0 +1,138 @@
+package sqstest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+type pollResult struct {
+	msgs []types.Message
+	err  error
+}
+
+// poll starts a receive in the background and returns where its result
+// arrives.
+func (e *env) poll(ctx context.Context, url string, fns ...func(*sqs.ReceiveMessageInput)) <-chan pollResult {
+	in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10}
+	for _, fn := range fns {
+		fn(in)
+	}
+	done := make(chan pollResult, 1)
+	go func() {
+		out, err := e.api.ReceiveMessage(ctx, in)
+		if err != nil {
+			done <- pollResult{err: err}
+			return
+		}
+		done <- pollResult{msgs: out.Messages}
+	}()
+	return done
+}
+
+func await(t *testing.T, done <-chan pollResult) pollResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		t.Fatal("long poll did not return within 30 s")
+		return pollResult{}
+	}
+}
+
+func pollCases() []testCase {
+	return []testCase{
+		{name: "poll/wakes-on-send", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			done := e.poll(e.ctx(), url, wait(10))
+			e.h.WaitForPollers(t, 1)
+			e.send(t, url, "wake")
+			r := await(t, done)
+			if r.err != nil {
+				t.Fatalf("receive: %v", r.err)
+			}
+			equalSlices(t, "bodies", []string{"wake"}, bodies(r.msgs))
+		}},
+		{name: "poll/returns-empty-when-wait-ends", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			done := e.poll(e.ctx(), url, wait(1))
+			e.h.WaitForPollers(t, 1)
+			e.h.Advance(t, seconds(1.2))
+			r := await(t, done)
+			if r.err != nil {
+				t.Fatalf("receive: %v", r.err)
+			}
+			equal(t, "received", 0, len(r.msgs))
+		}},
+		{name: "poll/wakes-when-visibility-expires", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body")
+			equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
+			done := e.poll(e.ctx(), url, wait(5))
+			e.h.WaitForPollers(t, 1)
+			e.h.Advance(t, seconds(1.1))
+			r := await(t, done)
+			if r.err != nil {
+				t.Fatalf("receive: %v", r.err)
+			}
+			equal(t, "received after expiry", 1, len(r.msgs))
+		}},
+		{name: "poll/wakes-when-delay-ends", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body", delaySeconds(1))
+			done := e.poll(e.ctx(), url, wait(5))
+			e.h.WaitForPollers(t, 1)
+			e.h.Advance(t, seconds(1.1))
+			r := await(t, done)
+			if r.err != nil {
+				t.Fatalf("receive: %v", r.err)
+			}
+			equal(t, "received after delay", 1, len(r.msgs))
+		}},
+		{name: "poll/queue-default-wait", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "10"})
+			done := e.poll(e.ctx(), url)
+			e.h.WaitForPollers(t, 1)
+			e.send(t, url, "wake")
+			r := await(t, done)
+			if r.err != nil {
+				t.Fatalf("receive: %v", r.err)
+			}
+			equal(t, "received by the queue's long poll", 1, len(r.msgs))
+		}},
+		{name: "poll/cancelled-by-context", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			ctx, cancel := context.WithCancel(e.ctx())
+			done := e.poll(ctx, url, wait(20))
+			e.h.WaitForPollers(t, 1)
+			cancel()
+			r := await(t, done)
+			if !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("expect context.Canceled, got %v", r.err)
+			}
+		}},
+		{name: "poll/wait-out-of-range", run: func(t *testing.T, e *env) {
+			_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queue(t, nil)), WaitTimeSeconds: 21})
+			e.wantCode(t, err, "InvalidParameterValue")
+		}},
+		{name: "poll/max-number-of-messages", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for range 12 {
+				e.send(t, url, "m")
+			}
+			got := e.receive(t, url, maxMessages(10))
+			if len(got) < 1 || len(got) > 10 {
+				t.Fatalf("expect 1 to 10 messages, got %d", len(got))
+			}
+			equal(t, "default of one", 1, len(e.receive(t, url, maxMessages(0))))
+			_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 11})
+			e.wantCode(t, err, "InvalidParameterValue")
+		}},
+	}
+}

@@ -1,0 +1,183 @@
+package sqstest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+)
+
+func queueCases() []testCase {
+	return []testCase{
+		{name: "queue/create-and-get-url", run: func(t *testing.T, e *env) {
+			name := e.h.QueueName("std")
+			out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
+			got, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(name)})
+			if err != nil {
+				t.Fatalf("get url: %v", err)
+			}
+			equal(t, "url", aws.ToString(out.QueueUrl), aws.ToString(got.QueueUrl))
+			if !strings.HasSuffix(*got.QueueUrl, "/"+name) {
+				t.Fatalf("expect url ending in /%s, got %s", name, *got.QueueUrl)
+			}
+		}},
+		{name: "queue/create-is-idempotent-with-same-attributes", run: func(t *testing.T, e *env) {
+			name := e.h.QueueName("std")
+			in := &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "45"}}
+			first, err := e.api.CreateQueue(e.ctx(), in)
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: first.QueueUrl}) })
+			second, err := e.api.CreateQueue(e.ctx(), in)
+			if err != nil {
+				t.Fatalf("create again: %v", err)
+			}
+			equal(t, "url", aws.ToString(first.QueueUrl), aws.ToString(second.QueueUrl))
+		}},
+		{name: "queue/create-with-different-attributes-fails", run: func(t *testing.T, e *env) {
+			name := e.h.QueueName("std")
+			first, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "45"}})
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: first.QueueUrl}) })
+			_, err = e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "60"}})
+			wantType[types.QueueNameExists](t, err)
+		}},
+		{name: "queue/invalid-name", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			for _, name := range []string{"has space", "has.dot", strings.Repeat("a", 81)} {
+				_, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+				e.wantCode(t, err, "InvalidParameterValue")
+			}
+		}},
+		{name: "queue/fifo-needs-suffix-and-attribute", run: func(t *testing.T, e *env) {
+			_, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.h.QueueName("nosuffix")), Attributes: map[string]string{"FifoQueue": "true"}})
+			e.wantCode(t, err, "InvalidParameterValue")
+		}},
+		{name: "queue/missing-queue-is-typed", run: func(t *testing.T, e *env) {
+			_, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.h.QueueName("missing"))})
+			wantType[types.QueueDoesNotExist](t, err)
+		}},
+		{name: "queue/default-attributes", run: func(t *testing.T, e *env) {
+			a := e.attrs(t, e.queue(t, nil))
+			for k, want := range map[string]string{
+				"VisibilityTimeout": "30", "DelaySeconds": "0", "MessageRetentionPeriod": "345600",
+				"ReceiveMessageWaitTimeSeconds": "0", "ApproximateNumberOfMessages": "0",
+			} {
+				equal(t, k, want, a[k])
+			}
+			if !strings.HasPrefix(a["QueueArn"], "arn:aws:sqs:") {
+				t.Fatalf("expect a queue ARN, got %q", a["QueueArn"])
+			}
+			if a["MaximumMessageSize"] != "1048576" && a["MaximumMessageSize"] != "262144" {
+				t.Fatalf("expect MaximumMessageSize 1048576 (262144 before August 2025), got %q", a["MaximumMessageSize"])
+			}
+		}},
+		{name: "queue/set-and-get-attributes", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			set := map[string]string{"VisibilityTimeout": "120", "DelaySeconds": "5", "ReceiveMessageWaitTimeSeconds": "3", "MessageRetentionPeriod": "3600", "MaximumMessageSize": "2048"}
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: set}); err != nil {
+				t.Fatalf("set: %v", err)
+			}
+			a := e.attrs(t, url)
+			for k, v := range set {
+				equal(t, k, v, a[k])
+			}
+		}},
+		{name: "queue/get-selected-attributes", run: func(t *testing.T, e *env) {
+			a := e.attrs(t, e.queue(t, nil), types.QueueAttributeNameVisibilityTimeout)
+			equal(t, "attribute count", 1, len(a))
+			equal(t, "VisibilityTimeout", "30", a["VisibilityTimeout"])
+		}},
+		{name: "queue/invalid-attribute-value", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for k, v := range map[string]string{"VisibilityTimeout": "43201", "DelaySeconds": "901", "MessageRetentionPeriod": "59", "ReceiveMessageWaitTimeSeconds": "21", "MaximumMessageSize": "1023"} {
+				_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{k: v}})
+				wantType[types.InvalidAttributeValue](t, err)
+			}
+		}},
+		{name: "queue/unknown-attribute-name", run: func(t *testing.T, e *env) {
+			_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), Attributes: map[string]string{"NoSuchAttribute": "1"}})
+			wantType[types.InvalidAttributeName](t, err)
+		}},
+		{name: "queue/fifo-attributes-refused-on-standard", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
+			if err == nil {
+				t.Fatal("expect an error setting ContentBasedDeduplication on a standard queue")
+			}
+		}},
+		{name: "queue/list-by-prefix", run: func(t *testing.T, e *env) {
+			a, b := e.queue(t, nil), e.queue(t, nil)
+			prefix := a[strings.LastIndex(a, "/")+1:]
+			out, err := e.api.ListQueues(e.ctx(), &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix)})
+			if err != nil {
+				t.Fatalf("list: %v", err)
+			}
+			found := map[string]bool{}
+			for _, u := range out.QueueUrls {
+				found[u[strings.LastIndex(u, "/")+1:]] = true
+			}
+			if !found[prefix] || found[b[strings.LastIndex(b, "/")+1:]] {
+				t.Fatalf("expect only queues named %s*, got %v", prefix, out.QueueUrls)
+			}
+		}},
+		{name: "queue/delete-then-gone", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				t.Fatalf("delete queue: %v", err)
+			}
+			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x")})
+			wantType[types.QueueDoesNotExist](t, err)
+		}},
+		{name: "queue/approximate-counters", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "visible")
+			e.send(t, url, "in-flight")
+			e.send(t, url, "delayed", func(in *sqs.SendMessageInput) { in.DelaySeconds = 60 })
+			got := e.receive(t, url, maxMessages(1))
+			equal(t, "received", 1, len(got))
+			v, f, d := e.counts(t, url)
+			equal(t, "visible", 1, v)
+			equal(t, "not visible", 1, f)
+			equal(t, "delayed", 1, d)
+		}},
+		{name: "queue/purge-removes-everything", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for _, b := range []string{"a", "b", "c"} {
+				e.send(t, url, b)
+			}
+			e.receive(t, url, maxMessages(1))
+			if _, err := e.api.PurgeQueue(e.ctx(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				t.Fatalf("purge: %v", err)
+			}
+			v, f, _ := e.counts(t, url)
+			equal(t, "visible + in flight", 0, v+f)
+			equal(t, "received after purge", 0, len(e.receive(t, url)))
+		}},
+		{name: "queue/purge-twice-within-a-minute", needs: []Capability{PurgeCooldown}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			if _, err := e.api.PurgeQueue(e.ctx(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				t.Fatalf("purge: %v", err)
+			}
+			_, err := e.api.PurgeQueue(e.ctx(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
+			wantType[types.PurgeQueueInProgress](t, err)
+		}},
+		{name: "queue/list-dead-letter-source-queues", needs: []Capability{SourceListing}, run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, nil)
+			src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 3)})
+			e.queue(t, nil)
+			out, err := e.api.ListDeadLetterSourceQueues(e.ctx(), &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(dlq)})
+			if err != nil {
+				t.Fatalf("list sources: %v", err)
+			}
+			equalSlices(t, "sources", []string{src}, out.QueueUrls)
+		}},
+	}
+}

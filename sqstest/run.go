@@ -1,0 +1,229 @@
+package sqstest
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
+)
+
+// testCase is one named behaviour of SQS.
+type testCase struct {
+	name  string
+	needs []Capability
+	run   func(t *testing.T, e *env)
+}
+
+// Run runs every conformance case against the harness's backend as
+// subtests named by behaviour ("fifo/group-lock", …). Cases whose capability
+// the backend lacks are skipped with its reason.
+func Run(t *testing.T, h Harness) {
+	parallel := false
+	if p, ok := h.(interface{ Parallel() bool }); ok {
+		parallel = p.Parallel()
+	}
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
+			for _, need := range c.needs {
+				if reason := h.Unsupported(need); reason != "" {
+					t.Skipf("backend lacks %s: %s", need, reason)
+				}
+			}
+			c.run(t, &env{h: h, api: h.Client()})
+		})
+	}
+}
+
+// Names lists the cases Run runs, in order.
+func Names() []string {
+	var out []string
+	for _, c := range cases() {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func cases() []testCase {
+	var all []testCase
+	for _, family := range [][]testCase{queueCases(), messageCases(), visibilityCases(), delayCases(), pollCases(), limitCases(), batchCases(), redriveCases(), fifoCases()} {
+		all = append(all, family...)
+	}
+	return all
+}
+
+// env gives a case short helpers over the harness.
+type env struct {
+	h   Harness
+	api API
+}
+
+func (e *env) ctx() context.Context { return context.Background() }
+
+func (e *env) queue(t *testing.T, attrs map[string]string) string {
+	t.Helper()
+	return createQueue(t, e.h, "std", attrs)
+}
+
+func (e *env) fifo(t *testing.T, attrs map[string]string) string {
+	t.Helper()
+	return createQueue(t, e.h, "q.fifo", attrs)
+}
+
+func (e *env) send(t *testing.T, url, body string, fns ...func(*sqs.SendMessageInput)) *sqs.SendMessageOutput {
+	t.Helper()
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body)}
+	for _, fn := range fns {
+		fn(in)
+	}
+	out, err := e.api.SendMessage(e.ctx(), in)
+	if err != nil {
+		t.Fatalf("send: %v", err)
+	}
+	return out
+}
+
+func group(g string) func(*sqs.SendMessageInput) {
+	return func(in *sqs.SendMessageInput) { in.MessageGroupId = aws.String(g) }
+}
+
+func dedup(d string) func(*sqs.SendMessageInput) {
+	return func(in *sqs.SendMessageInput) { in.MessageDeduplicationId = aws.String(d) }
+}
+
+func (e *env) sendFIFO(t *testing.T, url, g, body string) *sqs.SendMessageOutput {
+	t.Helper()
+	return e.send(t, url, body, group(g), dedup(body))
+}
+
+// receive does one receive without waiting unless in says otherwise.
+func (e *env) receive(t *testing.T, url string, fns ...func(*sqs.ReceiveMessageInput)) []types.Message {
+	t.Helper()
+	in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}, MessageAttributeNames: []string{"All"}}
+	for _, fn := range fns {
+		fn(in)
+	}
+	out, err := e.api.ReceiveMessage(e.ctx(), in)
+	if err != nil {
+		t.Fatalf("receive: %v", err)
+	}
+	return out.Messages
+}
+
+func visibility(s int32) func(*sqs.ReceiveMessageInput) {
+	return func(in *sqs.ReceiveMessageInput) { in.VisibilityTimeout = s }
+}
+
+func maxMessages(n int32) func(*sqs.ReceiveMessageInput) {
+	return func(in *sqs.ReceiveMessageInput) { in.MaxNumberOfMessages = n }
+}
+
+func wait(s int32) func(*sqs.ReceiveMessageInput) {
+	return func(in *sqs.ReceiveMessageInput) { in.WaitTimeSeconds = s }
+}
+
+func (e *env) delete(t *testing.T, url string, m types.Message) {
+	t.Helper()
+	if _, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+}
+
+func (e *env) changeVisibility(url string, m types.Message, s int32) error {
+	_, err := e.api.ChangeMessageVisibility(e.ctx(), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: s})
+	return err
+}
+
+// attrs reads queue attributes.
+func (e *env) attrs(t *testing.T, url string, names ...types.QueueAttributeName) map[string]string {
+	t.Helper()
+	if len(names) == 0 {
+		names = []types.QueueAttributeName{"All"}
+	}
+	out, err := e.api.GetQueueAttributes(e.ctx(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: names})
+	if err != nil {
+		t.Fatalf("get queue attributes: %v", err)
+	}
+	return out.Attributes
+}
+
+// counts returns the visible, in-flight and delayed counters.
+func (e *env) counts(t *testing.T, url string) (visible, inFlight, delayed int) {
+	t.Helper()
+	a := e.attrs(t, url)
+	n := func(k string) int { v, _ := strconv.Atoi(a[k]); return v }
+	return n("ApproximateNumberOfMessages"), n("ApproximateNumberOfMessagesNotVisible"), n("ApproximateNumberOfMessagesDelayed")
+}
+
+func bodies(msgs []types.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = aws.ToString(m.Body)
+	}
+	return out
+}
+
+// wantCode fails unless err is an API error with code. A backend without
+// ExactErrorCodes may add the AWS.SimpleQueueService. prefix.
+func (e *env) wantCode(t *testing.T, err error, code string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("expect error %s, got none", code)
+	}
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		t.Fatalf("expect API error %s, got %T: %v", code, err, err)
+	}
+	got := apiErr.ErrorCode()
+	if got == code {
+		return
+	}
+	if trimmed := strings.TrimPrefix(got, "AWS.SimpleQueueService."); trimmed == code && e.h.Unsupported(ExactErrorCodes) != "" {
+		t.Logf("accepting %s for %s: backend lacks %s", got, code, ExactErrorCodes)
+		return
+	}
+	t.Fatalf("expect error code %s, got %s (%v)", code, got, err)
+}
+
+// wantType fails unless err wraps a *T.
+func wantType[T any, PT interface {
+	*T
+	error
+}](t *testing.T, err error) {
+	t.Helper()
+	var target PT
+	if !errors.As(err, &target) {
+		t.Fatalf("expect %T, got %T: %v", target, err, err)
+	}
+}
+
+func equal[T comparable](t *testing.T, what string, want, got T) {
+	t.Helper()
+	if want != got {
+		t.Fatalf("%s: expect %v, got %v", what, want, got)
+	}
+}
+
+func equalSlices[T comparable](t *testing.T, what string, want, got []T) {
+	t.Helper()
+	if len(want) != len(got) {
+		t.Fatalf("%s: expect %v, got %v", what, want, got)
+	}
+	for i := range want {
+		if want[i] != got[i] {
+			t.Fatalf("%s: expect %v, got %v", what, want, got)
+		}
+	}
+}
+
+// seconds is a real-time-friendly short duration with margin.
+func seconds(n float64) time.Duration { return time.Duration(n * float64(time.Second)) }
