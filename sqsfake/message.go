@@ -112,4 +112,3 @@ func copyAttrs(in map[string]types.MessageAttributeValue) map[string]types.Messa
 	}
 	return out
 }
-

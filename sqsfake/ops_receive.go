@@ -116,6 +116,7 @@ func newReceiveRequest(in *sqs.ReceiveMessageInput) (receiveRequest, error) {
 		r.attemptID = *in.ReceiveRequestAttemptId
 	}
 	system := map[string]bool{}
+	//lint:ignore SA1019 callers still send the legacy field and SQS still honours it
 	for _, n := range in.AttributeNames {
 		system[string(n)] = true
 	}

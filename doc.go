@@ -1,0 +1,29 @@
+// Package sqskit makes Amazon SQS consumers and producers resilient. It
+// extends github.com/aws/aws-sdk-go-v2/service/sqs rather than replacing it:
+// every package takes the *sqs.Client you already have (or anything with the
+// same methods) through a small interface it declares itself.
+//
+// The packages:
+//
+//   - sqsfake: an in-memory SQS with the service's behaviour (visibility,
+//     redrive, FIFO groups and deduplication, attempt ids, limits and typed
+//     errors), a manual clock, fault injection and call counts, for your
+//     tests.
+//   - sqstest: a conformance suite of SQS behaviours that runs against
+//     sqsfake, an emulator or real SQS.
+//   - backoff (planned): jitter backoff strategies, compatible with
+//     github.com/cenkalti/backoff/v4.
+//   - replay (planned): dead-letter-queue replay with an attempt counter,
+//     growing jittered delays and escalation to an operator queue.
+//   - fifo (planned): a FIFO sender for group ids, deduplication ids and
+//     ordered batching, and a receiver that reuses ReceiveRequestAttemptId.
+//   - consumer (planned): a long-polling consumer and a Lambda handler that
+//     share one handler contract and report partial batch failures.
+//
+// How they compose: a producer sends through fifo to a main queue; consumer
+// handles its messages; SQS moves poison messages to a dead-letter queue
+// after maxReceiveCount receives; replay moves them back with growing delays
+// and escalates to an operator queue when attempts run out.
+//
+// This package holds documentation only.
+package sqskit

@@ -1,0 +1,84 @@
+package sqsfake_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+// A visibility timeout expires when the manual clock passes it, and the
+// message comes back with a higher receive count.
+func Example() {
+	ctx := context.Background()
+	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock })
+	client := srv.Client()
+
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders")})
+	_, _ = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("order 42")})
+
+	receive := func() {
+		out, _ := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    q.QueueUrl,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount},
+		})
+		for _, m := range out.Messages {
+			fmt.Println(*m.Body, "received", m.Attributes["ApproximateReceiveCount"], "times")
+		}
+		if len(out.Messages) == 0 {
+			fmt.Println("nothing visible")
+		}
+	}
+	receive()
+	receive()
+	clock.Advance(31 * time.Second) // past the 30 s default visibility timeout
+	receive()
+	fmt.Println("calls:", srv.Calls().Op["ReceiveMessage"])
+	// Output:
+	// order 42 received 1 times
+	// nothing visible
+	// order 42 received 2 times
+	// calls: 3
+}
+
+// A fault with AfterApply makes a send take effect while the caller sees an
+// error, as when a response is lost: a retry then sends a second copy.
+func ExampleServer_Inject() {
+	ctx := context.Background()
+	srv := sqsfake.New()
+	client := srv.Client()
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("events")})
+
+	lost := srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 1, AfterApply: true})
+	send := func() error {
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("event")})
+		return err
+	}
+	fmt.Println("first send failed:", send() != nil)
+	fmt.Println("retry failed:", send() != nil)
+
+	attrs, _ := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []types.QueueAttributeName{"ApproximateNumberOfMessages"}})
+	fmt.Println("messages queued:", attrs.Attributes["ApproximateNumberOfMessages"], "fault fired:", lost.Fired())
+	// Output:
+	// first send failed: true
+	// retry failed: false
+	// messages queued: 2 fault fired: 1
+}
+
+// Errors carry the SDK's types, so errors.As works as with *sqs.Client.
+func Example_errors() {
+	ctx := context.Background()
+	client := sqsfake.New().Client()
+	_, err := client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("missing")})
+	var notFound *types.QueueDoesNotExist
+	fmt.Println(errors.As(err, &notFound), notFound.ErrorCode())
+	// Output:
+	// true AWS.SimpleQueueService.NonExistentQueue
+}

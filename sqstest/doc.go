@@ -1,0 +1,21 @@
+// Package sqstest is a conformance suite of SQS behaviours that runs against
+// any backend: sqsfake, an emulator over HTTP, or real SQS.
+//
+//	func TestConformance(t *testing.T) {
+//		sqstest.Run(t, sqstest.NewFakeHarness())
+//	}
+//
+// Run runs each behaviour as a named subtest ("fifo/group-lock",
+// "redrive/moves-after-max-receives", …). A Harness gives the client, unique
+// queue names, a way to let time pass (a fake moves its clock; a real server
+// sleeps, so cases that need minutes of time run only with FakeTime), and the
+// capabilities the backend lacks, each with a reason: such cases are skipped
+// with that reason printed, never silently.
+//
+// RemoteHarness drives any endpoint through an SDK client and runs cases in
+// parallel, each on its own queues, which it deletes afterwards. Point it at
+// real SQS with care: it creates and deletes queues named with its Prefix.
+//
+// Errors are checked the way users should check them: modeled errors with
+// errors.As on the SDK's types, unmodeled ones by their API error code.
+package sqstest
