@@ -1,0 +1,87 @@
+package backoff
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// PermanentError marks an error that must not be retried.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err so Retry returns it at once. A nil err stays nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// RetryOptions configure Retry.
+type RetryOptions struct {
+	// Notify, when set, is called before each wait with the error and the
+	// delay.
+	Notify func(err error, d time.Duration)
+	// After starts a timer: a channel that fires after d and a function that
+	// stops it. Default time.NewTimer; tests inject a fake clock.
+	After func(d time.Duration) (<-chan time.Time, func() bool)
+}
+
+// Retry calls op until it succeeds, returns a Permanent error, the strategy
+// says Stop, or ctx is done. It returns nil, the permanent error unwrapped,
+// the last error, or that error joined with ctx's. Delays come from
+// s.DelayFor when s is an ErrorStrategy. A strategy with a Success() method
+// (Budgeted) is told about success. Timers are stopped on every path.
+func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optFns ...func(*RetryOptions)) error {
+	var o RetryOptions
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if o.After == nil {
+		o.After = func(d time.Duration) (<-chan time.Time, func() bool) {
+			t := time.NewTimer(d)
+			return t.C, t.Stop
+		}
+	}
+	es, errorAware := s.(ErrorStrategy)
+	var prev time.Duration
+	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := op(ctx)
+		if err == nil {
+			if ok, has := s.(interface{ Success() }); has {
+				ok.Success()
+			}
+			return nil
+		}
+		var perm *PermanentError
+		if errors.As(err, &perm) {
+			return perm.Err
+		}
+		var d time.Duration
+		if errorAware {
+			d = es.DelayFor(attempt, prev, err)
+		} else {
+			d = s.Delay(attempt, prev)
+		}
+		if d == Stop {
+			return err
+		}
+		prev = d
+		if o.Notify != nil {
+			o.Notify(err, d)
+		}
+		fire, stop := o.After(d)
+		select {
+		case <-fire:
+		case <-ctx.Done():
+			stop()
+			return errors.Join(err, ctx.Err())
+		}
+	}
+}
