@@ -11,8 +11,8 @@
 //     tests.
 //   - sqstest: a conformance suite of SQS behaviours that runs against
 //     sqsfake, an emulator or real SQS.
-//   - backoff (planned): jitter backoff strategies, compatible with
-//     github.com/cenkalti/backoff/v4.
+//   - backoff: jitter backoff strategies as pure functions of the attempt,
+//     compatible with github.com/cenkalti/backoff/v4, with a retry budget.
 //   - replay (planned): dead-letter-queue replay with an attempt counter,
 //     growing jittered delays and escalation to an operator queue.
 //   - fifo (planned): a FIFO sender for group ids, deduplication ids and

@@ -121,14 +121,13 @@ func (s DecorrelatedJitterV2) Delay(attempt int, _ time.Duration) time.Duration 
 		return limit // f overflows float64 long before
 	}
 	const scale = 1 / 1.4 // Polly's rp scaling factor
-	f := func(t float64) float64 { return math.Pow(2, t) * math.Tanh(math.Sqrt(4*t)) }
 	u := float64(randomOr(s.Rand).Int64N(1<<53)) / (1 << 53)
 	t := float64(attempt) + u
 	prev := 0.0
 	if attempt > 0 {
-		prev = f(float64(attempt) - 0.5)
+		prev = pollyCurve(float64(attempt) - 0.5)
 	}
-	d := (f(t) - prev) * scale * float64(s.MedianFirst)
+	d := (pollyCurve(t) - prev) * scale * float64(s.MedianFirst)
 	if d <= 0 {
 		return 0
 	}
@@ -136,6 +135,15 @@ func (s DecorrelatedJitterV2) Delay(attempt int, _ time.Duration) time.Duration 
 		return limit
 	}
 	return time.Duration(d)
+}
+
+// pollyCurve is f(t) = 2^t·tanh(√(4t)); tanh is 1 in float64 from √(4t) ≥ 20.
+func pollyCurve(t float64) float64 {
+	x := 2 * math.Sqrt(t)
+	if x >= 20 {
+		return math.Exp2(t)
+	}
+	return math.Exp2(t) * math.Tanh(x)
 }
 
 // Validate checks the settings.
