@@ -267,3 +267,42 @@ func FuzzDelayBounds(f *testing.F) {
 		}
 	})
 }
+
+// fixedRandom returns the same fraction of every range, so the tests below
+// pin each strategy's arithmetic exactly, independent of any generator.
+type fixedRandom float64
+
+func (f fixedRandom) Int64N(n int64) int64 { return int64(float64(f) * float64(n-1)) }
+
+func TestExactValuesWithFixedRandom(t *testing.T) {
+	ms := time.Millisecond
+	base, cap := 100*ms, 1000*ms
+	cases := []struct {
+		name    string
+		s       Strategy
+		attempt int
+		prev    time.Duration
+		want    time.Duration
+	}{
+		{"full low", FullJitter{Base: base, Cap: cap, Rand: fixedRandom(0)}, 2, 0, 0},
+		{"full high", FullJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 2, 0, 400 * ms},
+		{"full capped high", FullJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 9, 0, cap},
+		{"equal low", EqualJitter{Base: base, Cap: cap, Rand: fixedRandom(0)}, 2, 0, 200 * ms},
+		{"equal high", EqualJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 2, 0, 400 * ms},
+		{"decorrelated first low", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(0)}, 0, 0, base},
+		{"decorrelated first high", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 0, 0, 300 * ms},
+		{"decorrelated grows from prev", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 0, 250 * ms, 750 * ms},
+		{"decorrelated inside cap", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(1)}, 0, 900 * ms, cap},
+		{"decorrelated inside cap mid", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(0.5)}, 0, 900 * ms, 550 * ms},
+		{"decorrelated literal mid", DecorrelatedJitter{Base: base, Cap: cap, Rand: fixedRandom(0.5), Literal: true}, 0, 900 * ms, cap},
+		{"randomized low", Randomized{Initial: base, Multiplier: 2, Factor: 0.5, Rand: fixedRandom(0)}, 2, 0, 200 * ms},
+		{"randomized high", Randomized{Initial: base, Multiplier: 2, Factor: 0.5, Rand: fixedRandom(1)}, 2, 0, 600 * ms},
+		{"randomized capped", Randomized{Initial: base, Multiplier: 2, Factor: 0.5, Cap: 500 * ms, Rand: fixedRandom(1)}, 2, 0, 500 * ms},
+		{"randomized default multiplier", Randomized{Initial: base, Rand: fixedRandom(0)}, 2, 0, 225 * ms},
+	}
+	for _, c := range cases {
+		if got := c.s.Delay(c.attempt, c.prev); got != c.want {
+			t.Errorf("%s: expect %v, got %v", c.name, c.want, got)
+		}
+	}
+}

@@ -36,7 +36,7 @@ func Run(t *testing.T, h Harness) {
 			}
 			for _, need := range c.needs {
 				if reason := h.Unsupported(need); reason != "" {
-					t.Skipf("backend lacks %s: %s", need, reason)
+					t.Skipf("SKIP %s: backend lacks %s: %s", c.name, need, reason)
 				}
 			}
 			c.run(t, &env{h: h, api: h.Client()})
