@@ -13,7 +13,9 @@ import (
 )
 
 func TestClassification(t *testing.T) {
-	op := func(err error) error { return &smithy.OperationError{ServiceID: "SQS", OperationName: "SendMessage", Err: err} }
+	op := func(err error) error {
+		return &smithy.OperationError{ServiceID: "SQS", OperationName: "SendMessage", Err: err}
+	}
 	cases := []struct {
 		name             string
 		err              error
