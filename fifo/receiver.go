@@ -1,0 +1,128 @@
+package fifo
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/sqsrule"
+)
+
+// ReceiveAPI is the part of the SQS client a Receiver calls.
+type ReceiveAPI interface {
+	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
+}
+
+var _ ReceiveAPI = (*sqs.Client)(nil)
+
+// Receiver issues ReceiveMessage for one logical receive loop so that a
+// receive that failed in transit can be retried safely on a FIFO queue: each
+// logical receive gets a fresh ReceiveRequestAttemptId, a retry after a
+// transient failure reuses it (within its 5-minute life), so SQS returns the
+// messages the lost response held instead of leaving them invisible until
+// their visibility timeout; a successful response drops it. Standard queues
+// never get an attempt id.
+//
+// A Receiver is safe for concurrent use, but concurrent receives share one
+// attempt id; give each poller its own Receiver.
+type Receiver struct {
+	client   ReceiveAPI
+	queueURL string
+	fifo     bool
+	now      func() time.Time
+	newID    func() string
+
+	mu      sync.Mutex
+	pending string    // attempt id to reuse; "" when the last receive succeeded
+	since   time.Time // when pending was first used
+}
+
+// ReceiverOptions configure a Receiver.
+type ReceiverOptions struct {
+	// Now reads the clock for the attempt id's 5-minute life. Default
+	// time.Now.
+	Now func() time.Time
+	// NewAttemptID makes attempt ids. Default 32 random hex characters.
+	NewAttemptID func() string
+}
+
+// NewReceiver returns a Receiver for queueURL.
+func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOptions)) (*Receiver, error) {
+	var o ReceiverOptions
+	for _, fn := range optFns {
+		fn(&o)
+	}
+	if client == nil || queueURL == "" {
+		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NewAttemptID == nil {
+		o.NewAttemptID = func() string {
+			var b [16]byte
+			_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+			return hex.EncodeToString(b[:])
+		}
+	}
+	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), now: o.Now, newID: o.NewAttemptID}, nil
+}
+
+// Receive calls ReceiveMessage with in (QueueUrl is filled in when empty).
+// On a FIFO queue it sets ReceiveRequestAttemptId as described above,
+// overriding any in in; on a standard queue it clears it.
+func (r *Receiver) Receive(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	req := *in
+	if req.QueueUrl == nil {
+		req.QueueUrl = aws.String(r.queueURL)
+	}
+	req.ReceiveRequestAttemptId = nil
+	var id string
+	if r.fifo {
+		id = r.attemptID()
+		req.ReceiveRequestAttemptId = aws.String(id)
+	}
+	out, err := r.client.ReceiveMessage(ctx, &req, optFns...)
+	if r.fifo {
+		r.settle(id, err)
+	}
+	return out, err
+}
+
+// AttemptID returns the id a retry would reuse, or "" when the next receive
+// starts fresh.
+func (r *Receiver) AttemptID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pending
+}
+
+func (r *Receiver) attemptID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	// Keep a margin inside the 5 minutes: an id SQS has forgotten would make
+	// the retry a fresh receive, stranding the lost messages until timeout.
+	if r.pending == "" || now.Sub(r.since) >= sqsrule.AttemptIDWindow-30*time.Second {
+		r.pending, r.since = r.newID(), now
+	}
+	return r.pending
+}
+
+func (r *Receiver) settle(id string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pending != id {
+		return
+	}
+	if err == nil || !sqserr.Transient(err) {
+		r.pending = ""
+	}
+}
