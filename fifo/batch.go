@@ -45,6 +45,13 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
 		}
 		b.queue = append(b.queue, p)
 	}
+	b.run(ctx)
+	return results
+}
+
+// run sends the queue until every message is settled in b.results.
+func (b *batchRun) run(ctx context.Context) {
+	s := b.s
 	var prev time.Duration
 	for len(b.queue) > 0 {
 		batch := b.take()
@@ -73,7 +80,6 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
 			b.fail(retry, werr)
 		}
 	}
-	return results
 }
 
 func (s *Sender) groupOf(m *Message) string {

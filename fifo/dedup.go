@@ -93,4 +93,3 @@ var ErrNoDedupID = errors.New("fifo: message has no DeduplicationID")
 func ProvidedDedup() Dedup {
 	return func(*Message, string) (string, error) { return "", ErrNoDedupID }
 }
-
