@@ -147,6 +147,7 @@ func (c *Client) SetQueueAttributes(ctx context.Context, in *sqs.SetQueueAttribu
 		return nil, opError(op, err)
 	}
 	q.attrs = attrs
+	q.nextExpiry = time.Time{} // a shorter retention may expire messages now
 	q.modified = c.s.now()
 	c.s.notify() // a shorter delay can make messages receivable
 	return &sqs.SetQueueAttributesOutput{}, nil

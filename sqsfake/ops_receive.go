@@ -201,6 +201,7 @@ func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message,
 			a.handles = append(a.handles, m.handle)
 		}
 		q.attempts[r.attemptID] = a
+		q.expiresBy(a.expires)
 	}
 	return out, next, nil
 }

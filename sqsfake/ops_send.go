@@ -185,6 +185,7 @@ func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
 		m.id = s.newMessageID()
 		q.add(m)
 		q.dedup[key] = dedupEntry{messageID: m.id, seqNumber: m.seqNumber, expires: now.Add(sqsrule.DedupWindow)}
+		q.expiresBy(now.Add(sqsrule.DedupWindow))
 	} else {
 		if r.dedupID != nil {
 			return sendResult{}, errInvalidParameter("The request include parameter MessageDeduplicationId that is not valid for this queue type")

@@ -31,6 +31,9 @@ type queue struct {
 	dedup     map[string]dedupEntry // FIFO: dedup key → original send
 	attempts  map[string]*attempt   // FIFO: ReceiveRequestAttemptId → result
 	lastPurge time.Time             // zero if never purged
+	// nextExpiry is the earliest time a message, dedup id or attempt can
+	// expire; expire does nothing before it. Zero forces a scan.
+	nextExpiry time.Time
 }
 
 type dedupEntry struct {

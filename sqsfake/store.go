@@ -15,6 +15,7 @@ func (q *queue) add(m *message) {
 	}
 	q.messages = append(q.messages, m)
 	q.bySeq[m.seq] = m
+	q.expiresBy(m.enqueuedAt.Add(time.Duration(q.attrs.retention) * time.Second))
 }
 
 // remove deletes a message. Callers hold Server.mu.
@@ -48,22 +49,54 @@ func (q *queue) compact(force bool) {
 }
 
 // expire drops messages past the retention period and forgets expired dedup
-// ids and receive attempts. Callers hold Server.mu.
+// ids and receive attempts. It scans only when something can have expired:
+// nextExpiry is the earliest time anything stored expires. Callers hold
+// Server.mu.
 func (q *queue) expire(now time.Time) {
+	if !q.nextExpiry.IsZero() && now.Before(q.nextExpiry) {
+		return
+	}
 	retention := time.Duration(q.attrs.retention) * time.Second
+	var next time.Time
+	earliest := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
 	for _, m := range q.messages {
-		if !m.deleted && !now.Before(m.enqueuedAt.Add(retention)) {
+		if m.deleted {
+			continue
+		}
+		if end := m.enqueuedAt.Add(retention); !now.Before(end) {
 			q.remove(m)
+		} else {
+			earliest(end)
 		}
 	}
 	for k, d := range q.dedup {
 		if !now.Before(d.expires) {
 			delete(q.dedup, k)
+		} else {
+			earliest(d.expires)
 		}
 	}
 	for k, a := range q.attempts {
 		if !now.Before(a.expires) {
 			delete(q.attempts, k)
+		} else {
+			earliest(a.expires)
 		}
+	}
+	if next.IsZero() {
+		next = now.Add(retention) // nothing stored: nothing expires before this
+	}
+	q.nextExpiry = next
+}
+
+// expiresBy lowers nextExpiry to t when something new expires sooner.
+// Callers hold Server.mu.
+func (q *queue) expiresBy(t time.Time) {
+	if q.nextExpiry.IsZero() || t.Before(q.nextExpiry) {
+		q.nextExpiry = t
 	}
 }
