@@ -15,8 +15,9 @@
 //     compatible with github.com/cenkalti/backoff/v4, with a retry budget.
 //   - replay (planned): dead-letter-queue replay with an attempt counter,
 //     growing jittered delays and escalation to an operator queue.
-//   - fifo (planned): a FIFO sender for group ids, deduplication ids and
-//     ordered batching, and a receiver that reuses ReceiveRequestAttemptId.
+//   - fifo: a FIFO sender for group ids, deduplication ids, ordered batching
+//     and retries inside the deduplication window, and a receiver that reuses
+//     ReceiveRequestAttemptId.
 //   - consumer (planned): a long-polling consumer and a Lambda handler that
 //     share one handler contract and report partial batch failures.
 //
