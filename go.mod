@@ -1,6 +1,6 @@
 module github.com/sqskit/sqskit
 
-go 1.24
+go 1.25
 
 require (
 	github.com/aws/aws-lambda-go v1.54.0 // indirect

@@ -1,0 +1,77 @@
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// Handler handles one message. Returning nil means the message is done and
+// may be deleted; an error means it failed and SQS should deliver it again
+// (after the failure policy's delay, or a RetryAfter's). Handlers must be
+// safe for concurrent use: messages run in parallel up to the concurrency
+// limit (one at a time per FIFO group).
+type Handler func(ctx context.Context, m *Message) error
+
+// JSON adapts a handler of a decoded body. A body that does not decode into
+// T fails the message with the decode error.
+func JSON[T any](fn func(ctx context.Context, v T, m *Message) error) Handler {
+	return func(ctx context.Context, m *Message) error {
+		var v T
+		if err := json.Unmarshal([]byte(m.Body), &v); err != nil {
+			return fmt.Errorf("consumer: decode body: %w", err)
+		}
+		return fn(ctx, v, m)
+	}
+}
+
+// RetryAfter wraps err so the message becomes visible again after d (0 to
+// 12 hours), overriding the failure policy for this message.
+func RetryAfter(err error, d time.Duration) error {
+	return &retryAfterError{err: err, after: d}
+}
+
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string {
+	return fmt.Sprintf("%v (retry after %v)", e.err, e.after)
+}
+
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+func retryDelay(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.after, true
+	}
+	return 0, false
+}
+
+// PanicError is the failure of a message whose handler panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("consumer: handler panicked: %v", e.Value) }
+
+// ErrNotStarted is the failure of a message that was never handed to the
+// handler: an earlier message of its FIFO group failed, the batch stopped at
+// a failure, the invocation's deadline was near, or the consumer shut down.
+var ErrNotStarted = errors.New("consumer: message not handled")
+
+// invoke runs h, turning a panic into that message's failure.
+func invoke(ctx context.Context, h Handler, m *Message) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return h(ctx, m)
+}

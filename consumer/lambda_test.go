@@ -1,0 +1,298 @@
+package consumer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+func sqsEvent(arn string, groupedBodies ...string) events.SQSEvent {
+	var e events.SQSEvent
+	for i, gb := range groupedBodies {
+		group, body, _ := strings.Cut(gb, ":")
+		r := events.SQSMessage{MessageId: fmt.Sprintf("id-%d", i), Body: body, EventSourceARN: arn, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
+		if group != "" {
+			r.Attributes["MessageGroupId"] = group
+		}
+		e.Records = append(e.Records, r)
+	}
+	return e
+}
+
+const (
+	stdArn  = "arn:aws:sqs:us-east-1:123456789012:orders"
+	fifoArn = "arn:aws:sqs:us-east-1:123456789012:orders.fifo"
+)
+
+func failing(bodies ...string) (Handler, *[]string) {
+	var mu sync.Mutex
+	var seen []string
+	fail := map[string]bool{}
+	for _, b := range bodies {
+		fail[b] = true
+	}
+	return func(_ context.Context, m *Message) error {
+		mu.Lock()
+		seen = append(seen, m.Body)
+		mu.Unlock()
+		if fail[m.Body] {
+			return errors.New("boom " + m.Body)
+		}
+		return nil
+	}, &seen
+}
+
+func failedIDs(r events.SQSEventResponse) string {
+	var ids []string
+	for _, f := range r.BatchItemFailures {
+		ids = append(ids, f.ItemIdentifier)
+	}
+	return strings.Join(ids, ",")
+}
+
+func newLambda(t *testing.T, h Handler, fns ...func(*LambdaOptions)) *Lambda {
+	t.Helper()
+	l, err := NewLambda(h, fns...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func TestLambdaReportsExactlyTheFailures(t *testing.T) {
+	h, seen := failing("b", "d")
+	resp, err := newLambda(t, h).Handle(context.Background(), sqsEvent(stdArn, ":a", ":b", ":c", ":d", ":e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failedIDs(resp); got != "id-1,id-3" {
+		t.Fatalf("expect id-1,id-3, got %s", got)
+	}
+	if len(*seen) != 5 {
+		t.Errorf("expect every message handled on a standard queue, got %v", *seen)
+	}
+	all, _ := newLambda(t, func(context.Context, *Message) error { return nil }).Handle(context.Background(), sqsEvent(stdArn, ":a"))
+	if all.BatchItemFailures != nil {
+		t.Errorf("expect no failures listed on success, got %v", all.BatchItemFailures)
+	}
+}
+
+func TestLambdaResponseJSON(t *testing.T) {
+	h, _ := failing("b")
+	resp, _ := newLambda(t, h).Handle(context.Background(), sqsEvent(stdArn, ":a", ":b"))
+	b, err := json.Marshal(resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"batchItemFailures":[{"itemIdentifier":"id-1"}]}` {
+		t.Fatalf("unexpected JSON %s", b)
+	}
+}
+
+func TestLambdaPanicIsThatMessagesFailure(t *testing.T) {
+	var logs bytes.Buffer
+	l := newLambda(t, func(_ context.Context, m *Message) error {
+		if m.Body == "bad" {
+			panic("nil map")
+		}
+		return nil
+	}, func(o *LambdaOptions) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":ok", ":bad", ":ok2"))
+	if err != nil || failedIDs(resp) != "id-1" {
+		t.Fatalf("expect only the panicking message failed, got %v, %v", resp, err)
+	}
+	if !strings.Contains(logs.String(), "nil map") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("expect the panic and its stack in the log, got %s", logs.String())
+	}
+	if strings.Contains(logs.String(), `"ok2"`) {
+		t.Error("expect no bodies in the log")
+	}
+}
+
+func TestLambdaFIFOStopsOnlyTheFailedGroup(t *testing.T) {
+	h, seen := failing("a2")
+	resp, err := newLambda(t, h).Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3", "b:b2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failedIDs(resp); got != "id-1,id-3" {
+		t.Fatalf("expect a2 and a3 reported, got %s", got)
+	}
+	if strings.Contains(strings.Join(*seen, ","), "a3") {
+		t.Errorf("expect a3 never handled, handled %v", *seen)
+	}
+}
+
+func TestLambdaFIFOStopOnFirstFailure(t *testing.T) {
+	h, seen := failing("a2")
+	l := newLambda(t, h, func(o *LambdaOptions) { o.StopOnFirstFailure = true })
+	resp, _ := l.Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3", "b:b2"))
+	if got := failedIDs(resp); got != "id-1,id-2,id-3,id-4" {
+		t.Fatalf("expect a2 and everything after it reported, got %s (handled %v)", got, *seen)
+	}
+}
+
+// A group id on a standard queue is a fair-queue tenant: no ordering, no
+// group stop.
+func TestLambdaStandardQueueIgnoresGroups(t *testing.T) {
+	h, seen := failing("a1")
+	resp, _ := newLambda(t, h).Handle(context.Background(), sqsEvent(stdArn, "a:a1", "a:a2"))
+	if got := failedIDs(resp); got != "id-0" || len(*seen) != 2 {
+		t.Fatalf("expect only a1 failed and both handled, got %s, %v", got, *seen)
+	}
+}
+
+func TestLambdaFIFOGroupsRunInParallelButEachInOrder(t *testing.T) {
+	var running, maxRunning atomic.Int32
+	var mu sync.Mutex
+	perGroup := map[string][]string{}
+	busy := map[string]bool{}
+	h := func(_ context.Context, m *Message) error {
+		mu.Lock()
+		if busy[m.GroupID()] {
+			mu.Unlock()
+			return errors.New("two messages of one group at once")
+		}
+		busy[m.GroupID()] = true
+		perGroup[m.GroupID()] = append(perGroup[m.GroupID()], m.Body)
+		mu.Unlock()
+		n := running.Add(1)
+		for {
+			old := maxRunning.Load()
+			if n <= old || maxRunning.CompareAndSwap(old, n) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond)
+		running.Add(-1)
+		mu.Lock()
+		busy[m.GroupID()] = false
+		mu.Unlock()
+		return nil
+	}
+	var bodies []string
+	for i := range 40 {
+		g := fmt.Sprintf("g%d", i%4)
+		bodies = append(bodies, fmt.Sprintf("%s:%s-%02d", g, g, i))
+	}
+	synctest.Test(t, func(t *testing.T) {
+		resp, err := newLambda(t, h, func(o *LambdaOptions) { o.Concurrency = 4 }).Handle(context.Background(), sqsEvent(fifoArn, bodies...))
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("expect all handled, got %v, %v", resp, err)
+		}
+	})
+	for g, got := range perGroup {
+		for i := 1; i < len(got); i++ {
+			if got[i] < got[i-1] {
+				t.Fatalf("group %s out of order: %v", g, got)
+			}
+		}
+	}
+	if maxRunning.Load() < 2 {
+		t.Errorf("expect groups to run in parallel, max %d at once", maxRunning.Load())
+	}
+}
+
+func TestLambdaDeadlineMargin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := func(context.Context, *Message) error { time.Sleep(2 * time.Second); return nil }
+		l := newLambda(t, h, func(o *LambdaOptions) { o.DeadlineMargin = 3 * time.Second })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := l.Handle(ctx, sqsEvent(stdArn, ":1", ":2", ":3", ":4", ":5"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 1, 2, 3 start at 0, 2 and 4 s; at 6 s only 4 s remain, above the
+		// 3 s margin, so 4 starts; at 8 s, 2 s remain: 5 does not.
+		if got := failedIDs(resp); got != "id-4" {
+			t.Fatalf("expect only the last message unstarted, got %s", got)
+		}
+	})
+}
+
+func TestLambdaConcurrentInvocations(t *testing.T) {
+	h, _ := failing("x")
+	l := newLambda(t, h, func(o *LambdaOptions) { o.Concurrency = 3 })
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "g:a", "g:x", "g:b", "h:c"))
+			if err != nil || failedIDs(resp) != "id-1,id-2" {
+				t.Errorf("invocation %d: %v, %v", i, failedIDs(resp), err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestLambdaMalformedEvents(t *testing.T) {
+	l := newLambda(t, func(context.Context, *Message) error { return nil })
+	resp, err := l.Handle(context.Background(), events.SQSEvent{})
+	if err != nil || resp.BatchItemFailures != nil {
+		t.Fatalf("expect an empty event to succeed, got %v, %v", resp, err)
+	}
+	bad := sqsEvent(stdArn, ":a", ":b")
+	bad.Records[1].MessageId = ""
+	var malformed *MalformedEventError
+	if _, err := l.Handle(context.Background(), bad); !errors.As(err, &malformed) || malformed.Record != 1 {
+		t.Fatalf("expect MalformedEventError for record 1, got %v", err)
+	}
+	h, seen := failing("a")
+	dup := sqsEvent(stdArn, ":a", ":b")
+	dup.Records[1].MessageId = dup.Records[0].MessageId
+	resp, _ = newLambda(t, h).Handle(context.Background(), dup)
+	if failedIDs(resp) != "id-0" || len(*seen) != 1 {
+		t.Fatalf("expect a duplicate record handled and reported once, got %s, %v", failedIDs(resp), *seen)
+	}
+}
+
+func TestLambdaFailWhenAllFail(t *testing.T) {
+	h, _ := failing("a", "b")
+	l := newLambda(t, h, func(o *LambdaOptions) { o.FailWhenAllFail = true })
+	if _, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b")); !errors.Is(err, ErrAllFailed) {
+		t.Fatalf("expect ErrAllFailed, got %v", err)
+	}
+	if _, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":c")); err != nil {
+		t.Fatalf("expect no error when some succeed, got %v", err)
+	}
+}
+
+func TestLambdaOptions(t *testing.T) {
+	for _, fn := range []func(*LambdaOptions){
+		func(o *LambdaOptions) { o.Concurrency = -1 },
+		func(o *LambdaOptions) { o.DeadlineMargin = -1 },
+	} {
+		if _, err := NewLambda(func(context.Context, *Message) error { return nil }, fn); !errors.Is(err, ErrConfig) {
+			t.Errorf("expect ErrConfig, got %v", err)
+		}
+	}
+	if _, err := NewLambda(nil); !errors.Is(err, ErrConfig) {
+		t.Error("expect a nil handler to be refused")
+	}
+}
+
+func TestJSONHandler(t *testing.T) {
+	type order struct{ ID int }
+	var got order
+	h := JSON(func(_ context.Context, o order, _ *Message) error { got = o; return nil })
+	if err := h(context.Background(), &Message{Body: `{"ID":7}`}); err != nil || got.ID != 7 {
+		t.Fatalf("expect the decoded body, got %v, %v", got, err)
+	}
+	if err := h(context.Background(), &Message{Body: `not json`}); err == nil {
+		t.Fatal("expect a decode failure")
+	}
+}

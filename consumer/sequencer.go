@@ -1,0 +1,90 @@
+package consumer
+
+// sequencer decides which messages may start and which are given up, for
+// the poller and for Lambda alike:
+//
+//   - on standard queues every message may start at once;
+//   - on FIFO queues one message per group runs at a time, in arrival order;
+//     when one fails, the group's waiting messages are given up (not
+//     handled), so nothing of the group overtakes the failed one;
+//   - with stopAll, the literal rule of Lambda's FIFO event source, the
+//     whole batch is one sequence in arrival order, and the first failure
+//     gives up everything after it.
+//
+// It is not safe for concurrent use; callers serialise access.
+type sequencer struct {
+	fifo, stopAll bool
+	groups        map[string]*group
+}
+
+type group struct {
+	running bool
+	queue   []*Message
+}
+
+func newSequencer(fifo, stopAll bool) *sequencer {
+	return &sequencer{fifo: fifo, stopAll: stopAll, groups: map[string]*group{}}
+}
+
+// admit takes a message in arrival order and reports whether it may start
+// now. A message that may not start waits until done lets it, or is given up.
+func (s *sequencer) admit(m *Message) (start bool) {
+	if !s.fifo {
+		return true
+	}
+	g := s.groups[s.key(m)]
+	if g == nil {
+		g = &group{}
+		s.groups[s.key(m)] = g
+	}
+	if g.running {
+		g.queue = append(g.queue, m)
+		return false
+	}
+	g.running = true
+	return true
+}
+
+// done records that m finished, and returns the messages that may start now
+// and those given up because m failed.
+func (s *sequencer) done(m *Message, failed bool) (next, givenUp []*Message) {
+	if !s.fifo {
+		return nil, nil
+	}
+	g := s.groups[s.key(m)]
+	if g == nil {
+		return nil, nil
+	}
+	if failed {
+		givenUp, g.queue = g.queue, nil
+	}
+	if len(g.queue) == 0 {
+		delete(s.groups, s.key(m))
+		return nil, givenUp
+	}
+	next = []*Message{g.queue[0]}
+	g.queue = g.queue[1:]
+	return next, givenUp
+}
+
+// key is the sequence a message belongs to: its group, or one sequence for
+// the whole batch with stopAll.
+func (s *sequencer) key(m *Message) string {
+	if s.stopAll {
+		return ""
+	}
+	return m.GroupID()
+}
+
+// drain gives up every waiting message (shutdown).
+func (s *sequencer) drain() []*Message {
+	var out []*Message
+	for id, g := range s.groups {
+		out = append(out, g.queue...)
+		g.queue = nil
+		if !g.running {
+			delete(s.groups, id)
+		}
+	}
+	return out
+}
