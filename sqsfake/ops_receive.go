@@ -167,7 +167,17 @@ func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message,
 
 	var out []*message
 	var next time.Time
-	blocked := map[string]bool{} // FIFO groups with a message in flight or delayed
+	// FIFO: a group with any message in flight is locked, wherever that
+	// message sits in the group; a delayed message also holds back the rest
+	// of its group behind it.
+	blocked := map[string]bool{}
+	if q.fifo {
+		for _, m := range q.messages {
+			if !m.deleted && m.inFlight(now) {
+				blocked[m.groupID] = true
+			}
+		}
+	}
 	for i := 0; i < len(q.messages) && len(out) < r.max; i++ {
 		m := q.messages[i]
 		if m.deleted || (q.fifo && blocked[m.groupID]) {

@@ -99,6 +99,21 @@ func fifoCases() []testCase {
 			again := e.receive(t, url, maxMessages(1))
 			equalSlices(t, "the released message comes first again", []string{"1"}, bodies(again))
 		}},
+		{name: "fifo/group-locked-by-any-message-in-flight", needs: []Capability{ManyPerGroup}, run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			e.sendFIFO(t, url, "g", "1")
+			e.sendFIFO(t, url, "g", "2")
+			got := e.receive(t, url, maxMessages(2))
+			equalSlices(t, "both received", []string{"1", "2"}, bodies(got))
+			if err := e.changeVisibility(url, got[0], 0); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			equal(t, "while 2 is in flight, 1 is not delivered", 0, len(e.receive(t, url)))
+			if err := e.changeVisibility(url, got[1], 0); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			equalSlices(t, "after both are released", []string{"1", "2"}, bodies(e.receive(t, url)))
+		}},
 		{name: "fifo/several-per-group-per-receive", needs: []Capability{ManyPerGroup}, run: func(t *testing.T, e *env) {
 			url := e.fifo(t, nil)
 			for i := range 5 {

@@ -1,0 +1,510 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+// qfix is a queue on sqsfake, inside a synctest bubble (time is fake).
+type qfix struct {
+	srv    *sqsfake.Server
+	client *sqsfake.Client
+	url    string
+}
+
+func newQueue(t *testing.T, name string, attrs map[string]string) *qfix {
+	t.Helper()
+	srv := sqsfake.New()
+	f := &qfix{srv: srv, client: srv.Client()}
+	if attrs == nil {
+		attrs = map[string]string{}
+	}
+	if len(name) > 5 && name[len(name)-5:] == ".fifo" {
+		attrs["FifoQueue"] = "true"
+		attrs["ContentBasedDeduplication"] = "true"
+	}
+	out, err := f.client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.url = *out.QueueUrl
+	return f
+}
+
+func (f *qfix) send(t *testing.T, group string, bodies ...string) {
+	t.Helper()
+	for _, b := range bodies {
+		in := &sqs.SendMessageInput{QueueUrl: aws.String(f.url), MessageBody: aws.String(b)}
+		if group != "" {
+			in.MessageGroupId = aws.String(group)
+		}
+		if _, err := f.client.SendMessage(context.Background(), in); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// counts returns the visible and in-flight messages.
+func (f *qfix) counts(t *testing.T) (visible, inFlight int) {
+	t.Helper()
+	out, err := f.client.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(f.url), AttributeNames: []types.QueueAttributeName{"All"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	visible, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+	inFlight, _ = strconv.Atoi(out.Attributes["ApproximateNumberOfMessagesNotVisible"])
+	return visible, inFlight
+}
+
+// started runs a consumer until stop is called; stop returns Run's error.
+func started(t *testing.T, c *Consumer) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	return func() error { cancel(); return <-done }
+}
+
+// until waits, in fake time, for cond.
+func until(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Hour)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func newConsumer(t *testing.T, f *qfix, h Handler, fns ...func(*Options)) *Consumer {
+	t.Helper()
+	c, err := New(f.client, f.url, append([]func(*Options){func(o *Options) { o.Handler = h }}, fns...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// recorder is a handler that records bodies and fails chosen ones a number
+// of times.
+type recorder struct {
+	mu       sync.Mutex
+	handled  []string
+	attempts map[string]int
+	failN    map[string]int
+}
+
+func (r *recorder) handle(_ context.Context, m *Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.attempts == nil {
+		r.attempts = map[string]int{}
+	}
+	r.attempts[m.Body]++
+	if r.attempts[m.Body] <= r.failN[m.Body] {
+		return errors.New("transient failure of " + m.Body)
+	}
+	r.handled = append(r.handled, m.Body)
+	return nil
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.handled)
+}
+
+func TestConsumerHandlesAndDeletesEverything(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		for i := range 100 {
+			f.send(t, "", fmt.Sprint(i))
+		}
+		rec := &recorder{}
+		c := newConsumer(t, f, rec.handle, func(o *Options) { o.Concurrency = 8 })
+		stop := started(t, c)
+		until(t, "100 deletes", func() bool { return c.Stats().Deleted == 100 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if v, fl := f.counts(t); v+fl != 0 {
+			t.Fatalf("expect an empty queue, got %d visible and %d in flight", v, fl)
+		}
+		s := c.Stats()
+		if s.Received != 100 || s.Handled != 100 || s.InFlight != 0 {
+			t.Errorf("unexpected stats %+v", s)
+		}
+		calls := f.srv.Calls().Op
+		if calls["DeleteMessageBatch"] > 15 {
+			t.Errorf("expect batched deletes, got %d calls for 100 messages", calls["DeleteMessageBatch"])
+		}
+	})
+}
+
+// FIFO: at a failure the group's later messages are released in order, so
+// each group is handled exactly in send order.
+func TestConsumerFIFOOrderUnderFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs.fifo", nil)
+		var sent []string
+		for i := range 30 {
+			g := fmt.Sprintf("g%d", i%3)
+			b := fmt.Sprintf("%s-%02d", g, i)
+			sent = append(sent, b)
+			f.send(t, g, b)
+		}
+		rec := &recorder{failN: map[string]int{"g0-03": 2, "g1-07": 1, "g2-29": 1}}
+		c := newConsumer(t, f, rec.handle, func(o *Options) { o.Concurrency = 3; o.OnFailure = ReleaseNow })
+		stop := started(t, c)
+		until(t, "30 handled", func() bool { return rec.count() == 30 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		per := map[string][]string{}
+		for _, b := range rec.handled {
+			per[b[:2]] = append(per[b[:2]], b)
+		}
+		for g, got := range per {
+			for i := 1; i < len(got); i++ {
+				if got[i] < got[i-1] {
+					t.Fatalf("group %s handled out of order: %v", g, got)
+				}
+			}
+		}
+		if rec.attempts["g0-03"] != 3 {
+			t.Errorf("expect g0-03 handled on its third attempt, got %d", rec.attempts["g0-03"])
+		}
+	})
+}
+
+// A five-minute handler on a queue with a 30 s visibility timeout: the
+// heartbeat keeps the message invisible, so nobody else receives it, and it
+// is received once and deleted.
+func TestConsumerHeartbeatKeepsLongHandlerInvisible(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
+		f.send(t, "", "slow")
+		var handled int
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			time.Sleep(5 * time.Minute)
+			handled++
+			return ctx.Err()
+		})
+		stop := started(t, c)
+		time.Sleep(time.Minute)
+		for range 8 { // another consumer keeps looking for 4 more minutes
+			out, err := f.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(f.url)})
+			if err != nil || len(out.Messages) != 0 {
+				t.Fatalf("expect the message to stay invisible, got %v, %v", out, err)
+			}
+			time.Sleep(30 * time.Second)
+		}
+		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if handled != 1 || c.Stats().Extended < 10 || c.Stats().Received != 1 {
+			t.Fatalf("expect one run kept alive by extensions, got %d runs, stats %+v", handled, c.Stats())
+		}
+	})
+}
+
+// When an extension fails for good, the handler's ctx is cancelled and the
+// message is not deleted: SQS will deliver it again.
+func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "m")
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true}})
+		var lost []error
+		var handlerErr error
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			<-ctx.Done()
+			handlerErr = ctx.Err()
+			return nil // claims success too late
+		}, func(o *Options) {
+			o.Hooks.LeaseLost = func(_ *Message, err error) { lost = append(lost, err) }
+			o.OnFailure = LeaveToTimeout
+		})
+		stop := started(t, c)
+		until(t, "the lease loss", func() bool { return c.Stats().LeaseLost == 1 && c.Stats().InFlight == 0 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(handlerErr, context.Canceled) || len(lost) != 1 || !errors.Is(lost[0], ErrLeaseLost) {
+			t.Fatalf("expect a cancelled handler and one ErrLeaseLost, got %v, %v", handlerErr, lost)
+		}
+		if c.Stats().Deleted != 0 {
+			t.Fatal("expect no delete after a lost lease")
+		}
+		f.srv.ClearFaults()
+		time.Sleep(time.Minute)
+		if v, _ := f.counts(t); v != 1 {
+			t.Fatalf("expect the message back on the queue, got %d visible", v)
+		}
+	})
+}
+
+// Shutdown with a handler running, deletes buffered and messages not
+// started: the running one finishes and is deleted, the buffered deletes are
+// flushed, the unstarted ones are made visible at once. Nothing is lost and
+// nothing stays invisible.
+func TestConsumerGracefulShutdown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "fast-1", "fast-2", "slow", "w1", "w2", "w3")
+		var mu sync.Mutex
+		var done []string
+		release := make(chan struct{})
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			if m.Body == "slow" {
+				<-release
+				time.Sleep(10 * time.Second) // still within the shutdown timeout
+			}
+			mu.Lock()
+			done = append(done, m.Body)
+			mu.Unlock()
+			return nil
+		}, func(o *Options) {
+			o.Concurrency = 1
+			o.MaxInFlight = 6
+			o.DeleteFlushInterval = time.Hour // deletes stay buffered until shutdown
+		})
+		stop := started(t, c)
+		until(t, "the slow handler", func() bool { return c.Stats().Handled == 2 && c.Stats().Received == 6 })
+		errc := make(chan error, 1)
+		go func() { errc <- stop() }()
+		time.Sleep(time.Second)
+		close(release)
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		if s.Deleted != 3 || s.Released != 3 || s.InFlight != 0 {
+			t.Fatalf("expect 3 deleted and 3 released, got %+v (done %v)", s, done)
+		}
+		v, fl := f.counts(t)
+		if v != 3 || fl != 0 {
+			t.Fatalf("expect the 3 unstarted messages visible at once, got %d visible, %d in flight", v, fl)
+		}
+	})
+}
+
+func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "stuck")
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, func(o *Options) { o.ShutdownTimeout = 5 * time.Second; o.OnFailure = ReleaseNow })
+		stop := started(t, c)
+		until(t, "the handler", func() bool { return c.Stats().Received == 1 })
+		began := time.Now()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(began); took < 5*time.Second || took > 6*time.Second {
+			t.Errorf("expect shutdown after the 5 s timeout, took %v", took)
+		}
+		if v, _ := f.counts(t); v != 1 {
+			t.Fatalf("expect the cancelled message released, got %d visible", v)
+		}
+	})
+}
+
+func TestConsumerPanicIsAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "boom", "fine")
+		var failures []error
+		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+			if m.Body == "boom" {
+				panic("bad state")
+			}
+			return nil
+		}, func(o *Options) {
+			o.OnFailure = LeaveToTimeout
+			o.Hooks.Failed = func(_ *Message, err error) { failures = append(failures, err) }
+		})
+		stop := started(t, c)
+		until(t, "both settled", func() bool { s := c.Stats(); return s.Deleted == 1 && s.Failed == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		var p *PanicError
+		if len(failures) != 1 || !errors.As(failures[0], &p) {
+			t.Fatalf("expect one PanicError, got %v", failures)
+		}
+	})
+}
+
+func TestConsumerEndsOnMissingQueue(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		if _, err := f.client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(f.url)}); err != nil {
+			t.Fatal(err)
+		}
+		err := c.Run(context.Background())
+		var missing *types.QueueDoesNotExist
+		if !errors.As(err, &missing) {
+			t.Fatalf("expect Run to end with QueueDoesNotExist, got %v", err)
+		}
+	})
+}
+
+func TestConsumerBacksOffOnReceiveErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "m")
+		fault := f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 4, Err: &types.RequestThrottled{Message: aws.String("slow down")}})
+		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		began := time.Now()
+		stop := started(t, c)
+		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if fault.Fired() != 4 || time.Since(began) < 100*time.Millisecond {
+			t.Fatalf("expect 4 throttled receives with waits between, fired %d in %v", fault.Fired(), time.Since(began))
+		}
+	})
+}
+
+// On a standard queue a message can come back while its handler still runs
+// (its visibility lapsed). The handler is not run twice, and the delete uses
+// the newest receipt handle, so the message really goes.
+func TestConsumerRedeliveryWhileHandling(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "m")
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrInternal}) // extensions fail in transit
+		runs := 0
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			runs++
+			time.Sleep(45 * time.Second) // past the 30 s visibility
+			return nil
+		}, func(o *Options) { o.HeartbeatInterval = 29 * time.Second })
+		stop := started(t, c)
+		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if runs != 1 {
+			t.Fatalf("expect one run, got %d", runs)
+		}
+		f.srv.ClearFaults()
+		time.Sleep(10 * time.Minute)
+		if v, fl := f.counts(t); v+fl != 0 {
+			t.Fatalf("expect the message deleted with its newest handle, got %d visible, %d in flight", v, fl)
+		}
+	})
+}
+
+func TestConsumerFailurePolicies(t *testing.T) {
+	cases := []struct {
+		name    string
+		policy  FailurePolicy
+		err     error
+		visible time.Duration // when the message is visible again
+	}{
+		{"release now", ReleaseNow, errors.New("x"), 0},
+		{"leave to timeout", LeaveToTimeout, errors.New("x"), 30 * time.Second},
+		{"retry after overrides", LeaveToTimeout, RetryAfter(errors.New("x"), 2*time.Minute), 2 * time.Minute},
+		{"backoff keyed by receive count", RetryWithBackoff, errors.New("x"), 7 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs", nil)
+				f.send(t, "", "m")
+				failed := make(chan struct{})
+				var once sync.Once
+				c := newConsumer(t, f, func(context.Context, *Message) error { return tc.err }, func(o *Options) {
+					o.OnFailure = tc.policy
+					o.Retry = fixedDelay(7 * time.Second)
+					o.Hooks.Failed = func(*Message, error) { once.Do(func() { close(failed) }) }
+				})
+				stop := started(t, c)
+				<-failed // with ReleaseNow the consumer never idles, so fake time stands still
+				failedAt := time.Now()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				if tc.visible > 0 {
+					time.Sleep(tc.visible - time.Since(failedAt) - time.Second)
+					if v, _ := f.counts(t); v != 0 {
+						t.Fatalf("expect the message hidden just before %v", tc.visible)
+					}
+					time.Sleep(2 * time.Second)
+				}
+				if v, _ := f.counts(t); v != 1 {
+					t.Fatalf("expect the message visible at %v", tc.visible)
+				}
+			})
+		})
+	}
+}
+
+type fixedDelay time.Duration
+
+func (d fixedDelay) Delay(int, time.Duration) time.Duration { return time.Duration(d) }
+
+func TestConsumerRetriesFailedDeleteEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "m")
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 2, Entries: &sqsfake.EntryFault{Code: "InternalError"}})
+		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		stop := started(t, c)
+		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.srv.Calls().Op["DeleteMessageBatch"]; n != 3 {
+			t.Fatalf("expect 2 failed attempts and a third that worked, got %d calls", n)
+		}
+	})
+}
+
+func TestConsumerOptions(t *testing.T) {
+	f := newQueue(t, "jobs", nil)
+	h := func(context.Context, *Message) error { return nil }
+	bad := []func(*Options){
+		func(o *Options) { o.Handler = nil },
+		func(o *Options) { o.WaitTime = 21 * time.Second },
+		func(o *Options) { o.VisibilityTimeout = 1500 * time.Millisecond },
+		func(o *Options) { o.HeartbeatInterval = 30 * time.Second },
+		func(o *Options) { o.Concurrency = 10; o.MaxInFlight = 5 },
+		func(o *Options) { o.Concurrency = -1 },
+		func(o *Options) { o.MaxExtension = 13 * time.Hour },
+		func(o *Options) { o.OnFailure = 9 },
+		func(o *Options) { o.Retry = backoff.Constant{D: -1} },
+	}
+	for i, fn := range bad {
+		if _, err := New(f.client, f.url, func(o *Options) { o.Handler = h }, fn); !errors.Is(err, ErrConfig) {
+			t.Errorf("case %d: expect ErrConfig, got %v", i, err)
+		}
+	}
+	if _, err := New(nil, f.url, func(o *Options) { o.Handler = h }); !errors.Is(err, ErrConfig) {
+		t.Error("expect a nil client to be refused")
+	}
+	if _, err := New(f.client, "", func(o *Options) { o.Handler = h }); !errors.Is(err, ErrConfig) {
+		t.Error("expect an empty URL to be refused")
+	}
+}
