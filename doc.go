@@ -18,8 +18,8 @@
 //   - fifo: a FIFO sender for group ids, deduplication ids, ordered batching
 //     and retries inside the deduplication window, and a receiver that reuses
 //     ReceiveRequestAttemptId.
-//   - consumer (planned): a long-polling consumer and a Lambda handler that
-//     share one handler contract and report partial batch failures.
+//   - consumer: a long-polling consumer and a Lambda handler that share one
+//     handler contract and report partial batch failures.
 //
 // How they compose: a producer sends through fifo to a main queue; consumer
 // handles its messages; SQS moves poison messages to a dead-letter queue

@@ -68,8 +68,11 @@ func (r *run) poll(ctx context.Context) {
 	}
 }
 
-// acquire takes one free place, waiting for it, and up to nine more if free
-// now. It returns 0 when ctx ends first.
+// acquire takes places to receive into: it waits for one, then takes up to
+// ten. While the workers have a full backlog it waits for all ten, so
+// receives come back full under load; otherwise it takes what is free now,
+// so idle workers are fed at once. It returns 0 when ctx ends before the
+// first place.
 func (r *run) acquire(ctx context.Context) int {
 	select {
 	case r.slots <- struct{}{}:
@@ -81,7 +84,16 @@ func (r *run) acquire(ctx context.Context) int {
 		select {
 		case r.slots <- struct{}{}:
 			n++
+			continue
 		default:
+		}
+		if len(r.ready) < r.c.opts.Concurrency {
+			return n
+		}
+		select {
+		case r.slots <- struct{}{}:
+			n++
+		case <-ctx.Done():
 			return n
 		}
 	}
