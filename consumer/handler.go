@@ -16,6 +16,15 @@ import (
 // limit (one at a time per FIFO group).
 type Handler func(ctx context.Context, m *Message) error
 
+// BatchHandler handles a whole batch and returns one result per message, in
+// the same order: nil for success. A result missing (a short slice) counts
+// as a failure. Used where messages are handled together (a bulk write, a
+// replay): the per-message outcome still decides what is deleted.
+type BatchHandler func(ctx context.Context, msgs []*Message) []error
+
+// errNoResult fails a message its BatchHandler gave no result for.
+var errNoResult = errors.New("consumer: the batch handler returned no result for this message")
+
 // JSON adapts a handler of a decoded body. A body that does not decode into
 // T fails the message with the decode error.
 func JSON[T any](fn func(ctx context.Context, v T, m *Message) error) Handler {

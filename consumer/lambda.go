@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -46,6 +47,7 @@ type LambdaOptions struct {
 // invocations.
 type Lambda struct {
 	handler Handler
+	batch   BatchHandler
 	opts    LambdaOptions
 }
 
@@ -54,13 +56,28 @@ var ErrConfig = errors.New("consumer: invalid options")
 
 // NewLambda returns a Lambda handler around h.
 func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil handler", ErrConfig)
+	}
+	return resolveLambda(&Lambda{handler: h}, optFns)
+}
+
+// NewBatchLambda returns a Lambda handler that gives each invocation's
+// messages to h at once and reports the ones it failed. Concurrency,
+// DeadlineMargin and StopOnFirstFailure do not apply: h decides.
+func NewBatchLambda(h BatchHandler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil batch handler", ErrConfig)
+	}
+	return resolveLambda(&Lambda{batch: h}, optFns)
+}
+
+func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
 	var o LambdaOptions
 	for _, fn := range optFns {
 		fn(&o)
 	}
 	switch {
-	case h == nil:
-		return nil, fmt.Errorf("%w: nil handler", ErrConfig)
 	case o.Concurrency < 0:
 		return nil, fmt.Errorf("%w: Concurrency %d is negative", ErrConfig, o.Concurrency)
 	case o.DeadlineMargin < 0:
@@ -75,7 +92,8 @@ func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Lambda{handler: h, opts: o}, nil
+	l.opts = o
+	return l, nil
 }
 
 // MalformedEventError is returned for an event Lambda should not have sent:
@@ -115,12 +133,8 @@ func (l *Lambda) Handle(ctx context.Context, event events.SQSEvent) (events.SQSE
 		l.opts.Hooks.received(m)
 		msgs = append(msgs, m)
 	}
-	run := &batchRun{
-		handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
-		fifo: fifo, stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger, hooks: &l.opts.Hooks,
-	}
 	var resp events.SQSEventResponse
-	for i, err := range run.run(ctx, msgs) {
+	for i, err := range l.outcomes(ctx, msgs, fifo) {
 		if err != nil {
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: msgs[i].ID})
 		}
@@ -129,4 +143,46 @@ func (l *Lambda) Handle(ctx context.Context, event events.SQSEvent) (events.SQSE
 		return resp, ErrAllFailed
 	}
 	return resp, nil
+}
+
+// outcomes runs the invocation's messages through the per-message or the
+// batch handler and returns each one's result.
+func (l *Lambda) outcomes(ctx context.Context, msgs []*Message, fifo bool) []error {
+	if l.batch == nil {
+		run := &batchRun{
+			handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
+			fifo: fifo, stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger, hooks: &l.opts.Hooks,
+		}
+		return run.run(ctx, msgs)
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	results := l.callBatch(ctx, msgs)
+	errs := make([]error, len(msgs))
+	for i, m := range msgs {
+		errs[i] = errNoResult
+		if i < len(results) {
+			errs[i] = results[i]
+		}
+		if errs[i] != nil {
+			l.opts.Hooks.failed(m, errs[i])
+		}
+	}
+	return errs
+}
+
+// callBatch runs the batch handler; a panic fails every message.
+func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) (results []error) {
+	defer func() {
+		if v := recover(); v != nil {
+			p := &PanicError{Value: v, Stack: debug.Stack()}
+			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
+			results = make([]error, len(msgs))
+			for i := range results {
+				results[i] = p
+			}
+		}
+	}()
+	return l.batch(ctx, msgs)
 }

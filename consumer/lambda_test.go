@@ -296,3 +296,26 @@ func TestJSONHandler(t *testing.T) {
 		t.Fatal("expect a decode failure")
 	}
 }
+
+func TestBatchLambda(t *testing.T) {
+	l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+		errs := make([]error, len(msgs)-1) // one short: the last gets no result
+		errs[1] = errors.New("bad")
+		return errs
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b", ":c", ":d"))
+	if err != nil || failedIDs(resp) != "id-1,id-3" {
+		t.Fatalf("expect the failed and the unanswered message, got %s, %v", failedIDs(resp), err)
+	}
+	panicky, _ := NewBatchLambda(func(context.Context, []*Message) []error { panic("oops") })
+	resp, err = panicky.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b"))
+	if err != nil || failedIDs(resp) != "id-0,id-1" {
+		t.Fatalf("expect a panic to fail the batch's messages, got %s, %v", failedIDs(resp), err)
+	}
+	if _, err := NewBatchLambda(nil); !errors.Is(err, ErrConfig) {
+		t.Fatal("expect a nil batch handler to be refused")
+	}
+}

@@ -1,0 +1,181 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+)
+
+var now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func dlqMessage(id string, attrs map[string]types.MessageAttributeValue) *types.Message {
+	return &types.Message{MessageId: aws.String(id), Body: aws.String("payload"), MessageAttributes: attrs,
+		Attributes: map[string]string{"SentTimestamp": "1772366400000"}}
+}
+
+func counter(v string) map[string]types.MessageAttributeValue {
+	return map[string]types.MessageAttributeValue{DefaultCounterAttribute: {DataType: aws.String("Number"), StringValue: aws.String(v)}}
+}
+
+func TestDecideCountsAndEscalates(t *testing.T) {
+	p := Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: time.Second}}
+	cases := []struct {
+		counter string
+		action  Action
+		attempt int
+		reason  Reason
+	}{
+		{"", Replay, 1, ""},
+		{"0", Replay, 1, ""},
+		{"2", Replay, 3, ""},
+		{" 1 ", Replay, 2, ""},
+		{"3", Escalate, 4, AttemptsExhausted},
+		{"7", Escalate, 8, AttemptsExhausted},
+		{"abc", Escalate, 0, InvalidCounter},
+		{"-1", Escalate, 0, InvalidCounter},
+		{"1.5", Escalate, 0, InvalidCounter},
+		{"1e3", Escalate, 0, InvalidCounter},
+		{"99999999999", Escalate, 0, InvalidCounter},
+		{"9223372036854775808", Escalate, 0, InvalidCounter},
+	}
+	for _, c := range cases {
+		var attrs map[string]types.MessageAttributeValue
+		if c.counter != "" {
+			attrs = counter(c.counter)
+		}
+		d := p.Decide(dlqMessage("m-1", attrs), now)
+		if d.Action != c.action || d.Reason != c.reason || (c.attempt != 0 && d.Attempt != c.attempt) {
+			t.Errorf("counter %q: expect %v attempt %d %q, got %v attempt %d %q (%s)", c.counter, c.action, c.attempt, c.reason, d.Action, d.Attempt, d.Reason, d.Detail)
+		}
+	}
+}
+
+// Delays grow with the attempt, and the same message and attempt always get
+// the same jittered delay: any replayer instance agrees when a held message
+// is due.
+func TestDecideDelaysGrowAndRepeat(t *testing.T) {
+	p := Policy{MaxAttempts: 10, Backoff: backoff.Exponential{Base: time.Second}}
+	var last time.Duration
+	for n := range 5 {
+		d := p.Decide(dlqMessage("m-1", counter(string(rune('0'+n)))), now)
+		if d.Delay <= last {
+			t.Fatalf("attempt %d: expect a longer delay than %v, got %v", d.Attempt, last, d.Delay)
+		}
+		last = d.Delay
+	}
+	jitter := Policy{MaxAttempts: 10}
+	a := jitter.Decide(dlqMessage("m-1", counter("2")), now).Delay
+	b := jitter.Decide(dlqMessage("m-1", counter("2")), now.Add(time.Hour)).Delay
+	c := jitter.Decide(dlqMessage("m-2", counter("2")), now).Delay
+	if a != b {
+		t.Fatalf("expect the same delay for the same message and attempt, got %v and %v", a, b)
+	}
+	if a == c {
+		t.Errorf("expect other messages to draw other delays, both got %v", a)
+	}
+	if cap := (Policy{}).resolved().MaxDelay; a > cap {
+		t.Errorf("expect at most %v, got %v", cap, a)
+	}
+}
+
+func TestDecorrelatedJitterGrowsFromTheLastDelay(t *testing.T) {
+	p := Policy{MaxAttempts: 10, Backoff: backoff.DecorrelatedJitter{Base: time.Second, Cap: time.Hour}}
+	md, _ := json.Marshal(Metadata{OriginalID: "m-1", LastDelay: 10 * time.Minute})
+	attrs := counter("3")
+	attrs[MetadataAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(md))}
+	for range 20 {
+		d := p.Decide(dlqMessage("new-id", attrs), now)
+		if d.Delay < time.Second || d.Delay > 30*time.Minute {
+			t.Fatalf("expect U(1s, 3·10m), got %v", d.Delay)
+		}
+		if d.Metadata.OriginalID != "m-1" || d.Metadata.LastDelay != d.Delay {
+			t.Fatalf("expect provenance kept and the new delay recorded, got %+v", d.Metadata)
+		}
+	}
+}
+
+func TestDecideTooLarge(t *testing.T) {
+	p := Policy{MaxMessageBytes: 4096}
+	m := dlqMessage("m-1", nil)
+	m.Body = aws.String(strings.Repeat("x", 3000))
+	if d := p.Decide(m, now); d.Action != Escalate || d.Reason != TooLarge {
+		t.Fatalf("expect TooLarge, got %+v", d)
+	}
+}
+
+func tenAttributes() map[string]types.MessageAttributeValue {
+	attrs := map[string]types.MessageAttributeValue{}
+	for _, n := range strings.Split("a b c d e f g h i", " ") {
+		attrs[n] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("v-" + n)}
+	}
+	attrs["z-bin"] = types.MessageAttributeValue{DataType: aws.String("Binary.gz"), BinaryValue: []byte{0, 1, 0xff}}
+	return attrs
+}
+
+// A message already carrying ten attributes is replayed: one attribute is
+// moved into the metadata and Restore gives it back byte for byte.
+func TestPackMakesRoomAndRestoreGivesItBack(t *testing.T) {
+	user := tenAttributes()
+	out, err := pack(user, DefaultCounterAttribute, 2, Metadata{OriginalID: "m-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 10 {
+		t.Fatalf("expect ten attributes, got %d", len(out))
+	}
+	if _, ok := out["z-bin"]; ok {
+		t.Fatal("expect the last attribute by name moved aside")
+	}
+	md, _ := readMetadata(out)
+	if md.Attempt != 2 {
+		t.Fatalf("expect the counter kept in the metadata, got %+v", md)
+	}
+	back := Restore(out, "")
+	if len(back) != 10 || string(back["z-bin"].BinaryValue) != "\x00\x01\xff" || aws.ToString(back["z-bin"].DataType) != "Binary.gz" {
+		t.Fatalf("expect the ten user attributes back, got %v", back)
+	}
+	p := Policy{KeepAttributesInPlace: true}
+	if d := p.Decide(dlqMessage("m-1", user), now); d.Reason != AttributeBudget {
+		t.Fatalf("expect AttributeBudget when attributes stay in place, got %+v", d)
+	}
+}
+
+// Compatible with the AWS sample: its counter attribute, Number type, read
+// and written.
+func TestSampleCounterInterop(t *testing.T) {
+	d := Policy{MaxAttempts: 5}.Decide(dlqMessage("m-1", counter("2")), now)
+	if d.Action != Replay || d.Attempt != 3 {
+		t.Fatalf("expect the sample's counter 2 to make this attempt 3, got %+v", d)
+	}
+	out, err := pack(userAttributes(counter("2"), DefaultCounterAttribute), DefaultCounterAttribute, d.Attempt, d.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := out[DefaultCounterAttribute]
+	if aws.ToString(v.DataType) != "Number" || aws.ToString(v.StringValue) != "3" {
+		t.Fatalf("expect %s=3 as a Number, got %+v", DefaultCounterAttribute, v)
+	}
+}
+
+func TestUserAttributesClearsListFields(t *testing.T) {
+	in := map[string]types.MessageAttributeValue{"a": {DataType: aws.String("String"), StringValue: aws.String("v"), StringListValues: []string{}, BinaryListValues: [][]byte{}}}
+	out := userAttributes(in, DefaultCounterAttribute)
+	if out["a"].StringListValues != nil || out["a"].BinaryListValues != nil {
+		t.Fatal("expect list fields cleared")
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	for _, p := range []Policy{{MaxAttempts: -1}, {MaxDelay: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
+		if err := p.Validate(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: expect ErrConfig, got %v", p, err)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package replay_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/replay"
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+// FIFO target: replays keep the group's order, with their backoff honoured
+// by holding in the DLQ (FIFO queues take no per-message delay).
+func TestFIFOReplaysInGroupOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, true)
+		lives := map[string]int{}
+		h := &handling{at: map[string][]time.Time{}, fail: func(body string, n int) bool { lives[body] = n; return n <= 2 }}
+		for _, b := range []string{"m1", "m2", "m3"} {
+			w.send(t, b, "g", nil)
+		}
+		w.send(t, "other", "h", nil)
+		var held int
+		_, stop := w.run(t, h, func(o *replay.Options) {
+			o.Policy = replay.Policy{Backoff: backoff.Constant{D: 2 * time.Minute}}
+			o.Hooks.Held = func(*types.Message, replay.Decision, time.Time) { held++ }
+		})
+		for len(h.times("m3")) < 3 {
+			time.Sleep(time.Second)
+		}
+		stop()
+		success := func(b string) time.Time { return h.times(b)[2] }
+		if !(success("m1").Before(success("m2")) || success("m1").Equal(success("m2"))) || success("m3").Before(success("m2")) {
+			t.Fatalf("expect m1, m2, m3 handled in order after replay: %v %v %v", success("m1"), success("m2"), success("m3"))
+		}
+		if gap := success("m1").Sub(h.times("m1")[0]); gap < 2*time.Minute {
+			t.Fatalf("expect the 2 min backoff honoured on a FIFO target, replayed after %v", gap)
+		}
+		if held == 0 {
+			t.Fatal("expect the replays held in the DLQ until due")
+		}
+	})
+}
+
+func (w *world) seedDLQ(t *testing.T, body, group string, attrs map[string]types.MessageAttributeValue) {
+	t.Helper()
+	in := &sqs.SendMessageInput{QueueUrl: aws.String(w.dlq), MessageBody: aws.String(body), MessageAttributes: attrs}
+	if group != "" {
+		in.MessageGroupId = aws.String(group)
+	}
+	if _, err := w.api.SendMessage(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *world) replayer(t *testing.T, fns ...func(*replay.Options)) *replay.Replayer {
+	t.Helper()
+	r, err := replay.New(w.api, w.dlq, append([]func(*replay.Options){func(o *replay.Options) {
+		o.Target, o.OperatorQueue = w.main, w.operator
+		o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+		o.VisibilityTimeout = 30 * time.Second
+	}}, fns...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (w *world) drain(t *testing.T, r *replay.Replayer) replay.Report {
+	t.Helper()
+	rep, err := r.Drain(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// A crash between the send and the delete (the delete fails, or the send's
+// response is lost after SQS stored it): the message stays in the DLQ and is
+// sent again on the next pass. On a FIFO target the fixed deduplication id
+// makes that a no-op: exactly one copy. On a standard target it is a
+// duplicate, never a loss.
+func TestCrashBetweenSendAndDelete(t *testing.T) {
+	for _, fifo := range []bool{true, false} {
+		for _, fault := range []sqsfake.Fault{
+			{Op: "DeleteMessageBatch", Times: 1, Err: errors.New("crash before delete")},
+			{Op: "SendMessageBatch", Times: 1, AfterApply: true},
+		} {
+			t.Run(fault.Op+map[bool]string{true: "/fifo", false: "/standard"}[fifo], func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					w := newWorld(t, fifo)
+					w.seedDLQ(t, "order-1", map[bool]string{true: "g", false: ""}[fifo], nil)
+					r := w.replayer(t)
+					w.srv.Inject(fault)
+					w.drain(t, r)
+					time.Sleep(31 * time.Second) // the DLQ message's visibility lapses
+					w.drain(t, r)
+					got := w.receiveAll(t, w.main)
+					if fifo && len(got) != 1 {
+						t.Fatalf("expect exactly one copy on the FIFO target, got %d", len(got))
+					}
+					if len(got) < 1 {
+						t.Fatal("expect the message on the target: nothing may be lost")
+					}
+					time.Sleep(31 * time.Second)
+					if left := w.receiveAll(t, w.dlq); len(left) != 0 {
+						t.Fatalf("expect the DLQ empty after the second pass, got %d", len(left))
+					}
+				})
+			})
+		}
+	}
+}
+
+// Routing by the source queue goes only to allow-listed queues; a message
+// from anywhere else goes to the operator queue.
+func TestRoutingBySourceAllowList(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.send(t, "from-main", "", nil)
+		for range 3 { // two failed receives, then the redrive
+			w.receiveAll(t, w.main)
+			time.Sleep(6 * time.Second)
+		}
+		w.seedDLQ(t, "from-nowhere", "", nil)
+		var reasons []replay.Reason
+		r, err := replay.New(w.api, w.dlq, func(o *replay.Options) {
+			o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
+			o.OperatorQueue = w.operator
+			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+			o.Hooks.Escalated = func(_ *types.Message, d replay.Decision) { reasons = append(reasons, d.Reason) }
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := w.drain(t, r)
+		if rep.Replayed != 1 || rep.Escalated != 1 || len(reasons) != 1 || reasons[0] != replay.NotRoutable {
+			t.Fatalf("expect one replay and one NotRoutable escalation, got %+v %v", rep, reasons)
+		}
+		if got := w.receiveAll(t, w.main); len(got) != 1 || *got[0].Body != "from-main" {
+			t.Fatalf("expect from-main back on main, got %v", got)
+		}
+	})
+}
+
+func TestForgedCountersAndFullAttributeSets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		// SQS refuses a Number that is not one, so a non-numeric counter
+		// can only arrive typed as String.
+		for v, dt := range map[string]string{"abc": "String", "-4": "Number", "2.5": "Number", "88888888888": "Number"} {
+			w.seedDLQ(t, "forged "+v, "", map[string]types.MessageAttributeValue{replay.DefaultCounterAttribute: {DataType: aws.String(dt), StringValue: aws.String(v)}})
+		}
+		full := map[string]types.MessageAttributeValue{}
+		for _, n := range strings.Split("a b c d e f g h i j", " ") {
+			full[n] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("v-" + n)}
+		}
+		w.seedDLQ(t, "ten attributes", "", full)
+		rep := w.drain(t, w.replayer(t))
+		if rep.Escalated != 4 || rep.Replayed != 1 {
+			t.Fatalf("expect 4 forged counters escalated and the full message replayed, got %+v", rep)
+		}
+		for _, m := range w.receiveAll(t, w.operator) {
+			if md := metadataOf(t, m); md.Reason != replay.InvalidCounter {
+				t.Errorf("%s: expect InvalidCounter, got %+v", *m.Body, md)
+			}
+		}
+		got := w.receiveAll(t, w.main)
+		if len(got) != 1 || len(got[0].MessageAttributes) != 10 {
+			t.Fatalf("expect the replay within 10 attributes, got %v", got)
+		}
+		if back := replay.Restore(got[0].MessageAttributes, ""); len(back) != 10 || aws.ToString(back["j"].StringValue) != "v-j" {
+			t.Fatalf("expect Restore to give all 10 attributes back, got %v", back)
+		}
+	})
+}
+
+func TestDryRunAndFilter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		for _, b := range []string{"keep-1", "move-1", "move-2"} {
+			w.seedDLQ(t, b, "", nil)
+		}
+		dry := w.drain(t, w.replayer(t, func(o *replay.Options) { o.DryRun = true }))
+		if dry.Replayed != 3 || len(dry.Decisions) != 3 || len(w.receiveAll(t, w.main)) != 0 {
+			t.Fatalf("expect 3 replay decisions and nothing moved, got %+v", dry)
+		}
+		time.Sleep(31 * time.Second)
+		rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
+			o.Filter = func(m *types.Message) bool { return strings.HasPrefix(*m.Body, "move") }
+		}))
+		if rep.Replayed != 2 || rep.Skipped != 1 {
+			t.Fatalf("expect 2 replayed and 1 skipped, got %+v", rep)
+		}
+		time.Sleep(31 * time.Second)
+		if left := w.receiveAll(t, w.dlq); len(left) != 1 || *left[0].Body != "keep-1" {
+			t.Fatalf("expect keep-1 left in the DLQ, got %v", left)
+		}
+	})
+}
+
+// In Lambda, replayed and escalated messages are successes (Lambda deletes
+// them); held ones are failures, so they stay in the DLQ, invisible until
+// due.
+func TestLambdaMode(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "now", "", nil)
+		w.seedDLQ(t, "exhausted", "", map[string]types.MessageAttributeValue{replay.DefaultCounterAttribute: {DataType: aws.String("Number"), StringValue: aws.String("9")}})
+		msgs := w.receiveAll(t, w.dlq)
+		event := events.SQSEvent{}
+		for _, m := range msgs {
+			rec := events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body, Attributes: m.Attributes,
+				EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:dlq", MessageAttributes: map[string]events.SQSMessageAttribute{}}
+			for n, v := range m.MessageAttributes {
+				rec.MessageAttributes[n] = events.SQSMessageAttribute{DataType: *v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+			}
+			event.Records = append(event.Records, rec)
+		}
+		r := w.replayer(t)
+		resp, err := r.HandleLambda(context.Background(), event)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("expect both moved, got %v, %v", resp, err)
+		}
+		if len(w.receiveAll(t, w.main)) != 1 || len(w.receiveAll(t, w.operator)) != 1 {
+			t.Fatal("expect one replay and one escalation")
+		}
+		w.seedDLQ(t, "later", "", nil)
+		msgs = w.receiveAll(t, w.dlq)
+		later := events.SQSEvent{Records: []events.SQSMessage{{MessageId: *msgs[0].MessageId, ReceiptHandle: *msgs[0].ReceiptHandle, Body: *msgs[0].Body, Attributes: msgs[0].Attributes}}}
+		slow := w.replayer(t, func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} })
+		resp, err = slow.HandleLambda(context.Background(), later)
+		if err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("expect the held message reported, got %v, %v", resp, err)
+		}
+	})
+}
