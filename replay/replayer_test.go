@@ -37,7 +37,9 @@ func newWorld(t *testing.T, fifo bool) *world {
 	suffix, attrs := "", func() map[string]string { return map[string]string{} }
 	if fifo {
 		suffix = ".fifo"
-		attrs = func() map[string]string { return map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"} }
+		attrs = func() map[string]string {
+			return map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}
+		}
 	}
 	w.dlq = w.create(t, "dlq"+suffix, attrs())
 	mainAttrs := attrs()
