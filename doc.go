@@ -13,8 +13,8 @@
 //     sqsfake, an emulator or real SQS.
 //   - backoff: jitter backoff strategies as pure functions of the attempt,
 //     compatible with github.com/cenkalti/backoff/v4, with a retry budget.
-//   - replay (planned): dead-letter-queue replay with an attempt counter,
-//     growing jittered delays and escalation to an operator queue.
+//   - replay: dead-letter-queue replay with an attempt counter, growing
+//     jittered delays and escalation to an operator queue.
 //   - fifo: a FIFO sender for group ids, deduplication ids, ordered batching
 //     and retries inside the deduplication window, and a receiver that reuses
 //     ReceiveRequestAttemptId.
