@@ -185,6 +185,15 @@ func TestConsumerFIFOOrderUnderFailures(t *testing.T) {
 				}
 			}
 		}
+		once := map[string]int{}
+		for _, b := range rec.handled {
+			once[b]++
+		}
+		for _, b := range sent {
+			if once[b] != 1 {
+				t.Errorf("expect %s handled successfully once, got %d", b, once[b])
+			}
+		}
 		if rec.attempts["g0-03"] != 3 {
 			t.Errorf("expect g0-03 handled on its third attempt, got %d", rec.attempts["g0-03"])
 		}
