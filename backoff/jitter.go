@@ -34,6 +34,9 @@ func (s FullJitter) Delay(attempt int, _ time.Duration) time.Duration {
 	return uniform(randomOr(s.Rand), 0, exponential(s.Base, s.Cap, attempt))
 }
 
+// WithRand returns s drawing from r.
+func (s FullJitter) WithRand(r Random) Strategy { s.Rand = r; return s }
+
 // Validate checks the settings.
 func (s FullJitter) Validate() error { return checkBaseCap("FullJitter", s.Base, s.Cap) }
 
@@ -51,6 +54,9 @@ func (s EqualJitter) Delay(attempt int, _ time.Duration) time.Duration {
 	half := v / 2
 	return uniform(randomOr(s.Rand), half, v)
 }
+
+// WithRand returns s drawing from r.
+func (s EqualJitter) WithRand(r Random) Strategy { s.Rand = r; return s }
 
 // Validate checks the settings.
 func (s EqualJitter) Validate() error { return checkBaseCap("EqualJitter", s.Base, s.Cap) }
@@ -92,6 +98,9 @@ func (s DecorrelatedJitter) Delay(_ int, prev time.Duration) time.Duration {
 	}
 	return uniform(r, s.Base, min(limit, hi))
 }
+
+// WithRand returns s drawing from r.
+func (s DecorrelatedJitter) WithRand(r Random) Strategy { s.Rand = r; return s }
 
 // Validate checks the settings.
 func (s DecorrelatedJitter) Validate() error {
@@ -146,6 +155,9 @@ func pollyCurve(t float64) float64 {
 	return math.Exp2(t) * math.Tanh(x)
 }
 
+// WithRand returns s drawing from r.
+func (s DecorrelatedJitterV2) WithRand(r Random) Strategy { s.Rand = r; return s }
+
 // Validate checks the settings.
 func (s DecorrelatedJitterV2) Validate() error {
 	return checkBaseCap("DecorrelatedJitterV2", s.MedianFirst, s.Cap)
@@ -186,6 +198,9 @@ func (s Randomized) Delay(attempt int, _ time.Duration) time.Duration {
 	}
 	return uniform(randomOr(s.Rand), time.Duration(max(lo, 0)), hiD)
 }
+
+// WithRand returns s drawing from r.
+func (s Randomized) WithRand(r Random) Strategy { s.Rand = r; return s }
 
 // Validate checks the settings.
 func (s Randomized) Validate() error {

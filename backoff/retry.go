@@ -85,3 +85,19 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 		}
 	}
 }
+
+// Sleep waits d, or until ctx is done; it reports whether the full d
+// passed. Its timer is stopped on every path.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

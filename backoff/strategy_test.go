@@ -306,3 +306,20 @@ func TestExactValuesWithFixedRandom(t *testing.T) {
 		}
 	}
 }
+
+func TestWithRandPinsEveryJitterStrategy(t *testing.T) {
+	for name, s := range allStrategies(1, time.Minute) {
+		w, ok := s.(interface{ WithRand(Random) Strategy })
+		if !ok {
+			if name == "Exponential" || name == "Constant" {
+				continue
+			}
+			t.Fatalf("%s: expect a WithRand method", name)
+		}
+		a := w.WithRand(fixedRandom(0.25)).Delay(3, time.Second)
+		b := w.WithRand(fixedRandom(0.25)).Delay(3, time.Second)
+		if a != b {
+			t.Errorf("%s: expect the same delay from the same source, got %v and %v", name, a, b)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 )
 
@@ -95,7 +96,7 @@ func (r *run) deleteBatch(ts []*inflight) {
 			}
 		}
 		ts = retry
-		if len(ts) > 0 && !sleep(r.apiCtx, time.Duration(attempt)*100*time.Millisecond) {
+		if len(ts) > 0 && !backoff.Sleep(r.apiCtx, time.Duration(attempt)*100*time.Millisecond) {
 			for _, t := range ts {
 				r.deleteFailed(t, r.apiCtx.Err())
 			}

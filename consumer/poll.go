@@ -53,7 +53,7 @@ func (r *run) poll(ctx context.Context) {
 				d = errBackoff.NextBackOff()
 			}
 			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
-			if !sleep(ctx, d) {
+			if !backoff.Sleep(ctx, d) {
 				return
 			}
 			continue
@@ -103,17 +103,5 @@ func (r *run) acquire(ctx context.Context) int {
 func (r *run) giveBack(n int) {
 	for range n {
 		<-r.slots
-	}
-}
-
-// sleep waits d, or returns false when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }

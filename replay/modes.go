@@ -34,7 +34,7 @@ func (r *Replayer) Run(ctx context.Context) error {
 			}
 			d := errBackoff.NextBackOff()
 			r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "replay: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
-			if !sleep(ctx, d) {
+			if !backoff.Sleep(ctx, d) {
 				return nil
 			}
 			continue
@@ -142,20 +142,5 @@ func (r *Replayer) waitForRate(ctx context.Context, n int) {
 	}
 	r.rateNext = start.Add(time.Duration(float64(n) / r.opts.RateLimit * float64(time.Second)))
 	r.rateMu.Unlock()
-	sleep(ctx, start.Sub(now))
-}
-
-// sleep waits d, or returns false when ctx ends first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	backoff.Sleep(ctx, start.Sub(now))
 }

@@ -210,27 +210,15 @@ func (p Policy) counter(attrs map[string]types.MessageAttributeValue, md Metadat
 }
 
 // reseeded returns s drawing from a source seeded by the message and
-// attempt, for the jitter strategies of package backoff; other strategies
-// are used as they are.
+// attempt, for strategies that take a source (WithRand, as package backoff's
+// jitter strategies do); others are used as they are.
 func reseeded(s backoff.Strategy, id string, attempt int) backoff.Strategy {
-	sum := sha256.Sum256([]byte(id + "\x00" + strconv.Itoa(attempt)))
-	r := rand.New(rand.NewPCG(binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16])))
-	switch v := s.(type) {
-	case backoff.FullJitter:
-		v.Rand = r
-		return v
-	case backoff.EqualJitter:
-		v.Rand = r
-		return v
-	case backoff.DecorrelatedJitter:
-		v.Rand = r
-		return v
-	case backoff.DecorrelatedJitterV2:
-		v.Rand = r
-		return v
-	case backoff.Randomized:
-		v.Rand = r
-		return v
+	w, ok := s.(interface {
+		WithRand(backoff.Random) backoff.Strategy
+	})
+	if !ok {
+		return s
 	}
-	return s
+	sum := sha256.Sum256([]byte(id + "\x00" + strconv.Itoa(attempt)))
+	return w.WithRand(rand.New(rand.NewPCG(binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16]))))
 }
