@@ -517,3 +517,29 @@ func TestConsumerOptions(t *testing.T) {
 		t.Error("expect an empty URL to be refused")
 	}
 }
+
+// A FIFO receive whose response is lost after SQS handed out the messages:
+// the retry reuses the ReceiveRequestAttemptId, gets the same messages back
+// at once, and they are handled long before their visibility timeout.
+func TestConsumerFIFOReceiveLostInTransit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs.fifo", nil)
+		f.send(t, "g", "a", "b")
+		lost := f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 1, AfterApply: true})
+		c := newConsumer(t, f, func(context.Context, *Message) error { return nil }, func(o *Options) {
+			o.VisibilityTimeout = 5 * time.Minute
+		})
+		began := time.Now()
+		stop := started(t, c)
+		until(t, "both deleted", func() bool { return c.Stats().Deleted == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if lost.Fired() != 1 {
+			t.Fatal("expect the lost response injected")
+		}
+		if took := time.Since(began); took > time.Minute {
+			t.Fatalf("expect the retry to get the messages back at once, took %v (visibility is 5 min)", took)
+		}
+	})
+}

@@ -244,3 +244,22 @@ func TestLambdaMode(t *testing.T) {
 		}
 	})
 }
+
+func TestRateLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		for i := range 30 {
+			w.seedDLQ(t, "m"+string(rune('a'+i%26))+string(rune('0'+i/26)), "", nil)
+		}
+		began := time.Now()
+		rep := w.drain(t, w.replayer(t, func(o *replay.Options) { o.RateLimit = 10 }))
+		if rep.Replayed != 30 {
+			t.Fatalf("expect 30 replayed, got %+v", rep)
+		}
+		// Three batches of ten at 10 msgs/s: the second waits 1 s, the
+		// third 2 s; the closing empty poll adds its 1 s wait.
+		if took := time.Since(began); took < 2*time.Second || took > 4*time.Second {
+			t.Fatalf("expect about 2 s of pacing for 30 messages at 10/s, took %v", took)
+		}
+	})
+}

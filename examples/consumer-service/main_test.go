@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 func TestRunInMemory(t *testing.T) {
@@ -19,3 +21,5 @@ func TestRunInMemory(t *testing.T) {
 		t.Fatalf("expect %q in:\n%s", want, out.String())
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

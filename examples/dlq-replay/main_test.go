@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 	"testing/synctest"
 )
 
@@ -23,3 +25,5 @@ func TestRunInMemory(t *testing.T) {
 		}
 	})
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
