@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -540,6 +541,42 @@ func TestConsumerFIFOReceiveLostInTransit(t *testing.T) {
 		}
 		if took := time.Since(began); took > time.Minute {
 			t.Fatalf("expect the retry to get the messages back at once, took %v (visibility is 5 min)", took)
+		}
+	})
+}
+
+// At the extension cap the heartbeat can extend no further: before the
+// visibility lapses the lease is lost, the handler's ctx is cancelled, and
+// the message is not deleted.
+func TestConsumerLeaseLostAtExtensionCap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "endless")
+		var lostErr error
+		var cancelledAfter time.Duration
+		began := time.Now()
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			<-ctx.Done()
+			cancelledAfter = time.Since(began)
+			return nil
+		}, func(o *Options) {
+			o.MaxExtension = 2 * time.Minute
+			o.OnFailure = LeaveToTimeout
+			o.Hooks.LeaseLost = func(_ *Message, err error) { lostErr = err }
+		})
+		stop := started(t, c)
+		until(t, "the lease loss", func() bool { return c.Stats().LeaseLost == 1 && c.Stats().InFlight == 0 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(lostErr, ErrLeaseLost) || !strings.Contains(lostErr.Error(), "cap") {
+			t.Fatalf("expect a lease lost at the cap, got %v", lostErr)
+		}
+		if cancelledAfter < 90*time.Second || cancelledAfter > 2*time.Minute {
+			t.Fatalf("expect the handler cancelled shortly before the 2 min cap, after %v", cancelledAfter)
+		}
+		if c.Stats().Deleted != 0 || c.Stats().Extended == 0 {
+			t.Fatalf("expect extensions up to the cap and no delete, got %+v", c.Stats())
 		}
 	})
 }

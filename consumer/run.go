@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -363,7 +364,7 @@ func (r *run) changeVisibility(ts []*inflight, seconds func(*inflight) int32) []
 		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
 		r.mu.Lock()
 		for i, t := range chunk {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), ReceiptHandle: aws.String(t.handle), VisibilityTimeout: seconds(t)}
+			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(t.handle), VisibilityTimeout: seconds(t)}
 		}
 		r.mu.Unlock()
 		out, err := r.c.client.ChangeMessageVisibilityBatch(r.apiCtx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
@@ -375,8 +376,7 @@ func (r *run) changeVisibility(ts []*inflight, seconds func(*inflight) int32) []
 			continue
 		}
 		for _, f := range out.Failed {
-			var i int
-			if _, scanErr := fmt.Sscan(aws.ToString(f.Id), &i); scanErr == nil && i >= 0 && i < len(chunk) {
+			if i, convErr := strconv.Atoi(aws.ToString(f.Id)); convErr == nil && i >= 0 && i < len(chunk) {
 				errs[start+i] = &entryError{code: aws.ToString(f.Code), message: aws.ToString(f.Message), senderFault: f.SenderFault}
 			}
 		}

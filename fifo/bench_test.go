@@ -14,44 +14,20 @@ import (
 
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/internal/fauxqs"
-	"github.com/sqskit/sqskit/sqsfake"
 )
-
-// countingAPI counts send calls on any backend.
-type countingAPI struct {
-	fifo.API
-	calls atomic.Int64
-}
-
-func (c *countingAPI) SendMessage(ctx context.Context, in *sqs.SendMessageInput, fns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	c.calls.Add(1)
-	return c.API.SendMessage(ctx, in, fns...)
-}
-
-func (c *countingAPI) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	c.calls.Add(1)
-	return c.API.SendMessageBatch(ctx, in, fns...)
-}
 
 // BenchmarkSend compares, on sqsfake and on the fauxqs emulator in one run,
 // one SendMessage per message (what a hand-written loop does) with SendBatch
 // and with the Batcher under 32 concurrent callers, for 1 and 100 groups. One
 // op is one message; it reports messages/s and API calls per message.
 func BenchmarkSend(b *testing.B) {
-	backends := []struct {
-		name string
-		api  func(b *testing.B) sqsfake.API
-	}{
-		{"sqsfake", func(*testing.B) sqsfake.API { return sqsfake.New().Client() }},
-		{"fauxqs", func(b *testing.B) sqsfake.API { return fauxqs.StartT(b).Client() }},
-	}
-	for _, be := range backends {
-		b.Run(be.name, func(b *testing.B) {
-			api := be.api(b)
+	for _, name := range fauxqs.BackendNames() {
+		b.Run(name, func(b *testing.B) {
+			be := fauxqs.OpenBackend(b, name)
 			for _, groups := range []int{1, 100} {
 				for _, mode := range []string{"SendMessage-each", "SendBatch", "Batcher-32-callers"} {
 					b.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(b *testing.B) {
-						benchSend(b, api, mode, groups)
+						benchSend(b, be, mode, groups)
 					})
 				}
 			}
@@ -59,21 +35,21 @@ func BenchmarkSend(b *testing.B) {
 	}
 }
 
-func benchSend(b *testing.B, api sqsfake.API, mode string, groups int) {
+func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 	ctx := context.Background()
-	q, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".fifo"),
+	q, err := be.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".fifo"),
 		Attributes: map[string]string{"FifoQueue": "true"}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	counter := &countingAPI{API: api}
-	s, err := fifo.NewSender(counter, *q.QueueUrl)
+	s, err := fifo.NewSender(be.API, *q.QueueUrl)
 	if err != nil {
 		b.Fatal(err)
 	}
 	msg := func(i int) fifo.Message {
 		return fifo.Message{Body: `{"order":` + strconv.Itoa(i) + `,"items":["a","b"]}`, GroupID: "g" + strconv.Itoa(i%groups)}
 	}
+	be.ResetCalls()
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -122,5 +98,5 @@ func benchSend(b *testing.B, api sqsfake.API, mode string, groups int) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
-	b.ReportMetric(float64(counter.calls.Load())/float64(b.N), "calls/msg")
+	b.ReportMetric(float64(be.Calls())/float64(b.N), "calls/msg")
 }

@@ -18,13 +18,9 @@ import (
 // on sqsfake and on the fauxqs emulator in the same run. It reports
 // messages per second and allocations per message (one op is one message).
 func BenchmarkRoundTrip(b *testing.B) {
-	b.Run("sqsfake", func(b *testing.B) {
-		benchRoundTrip(b, sqsfake.New().Client())
-	})
-	b.Run("fauxqs", func(b *testing.B) {
-		emu := fauxqs.StartT(b)
-		benchRoundTrip(b, emu.Client())
-	})
+	for _, name := range fauxqs.BackendNames() {
+		b.Run(name, func(b *testing.B) { benchRoundTrip(b, fauxqs.OpenBackend(b, name).API) })
+	}
 }
 
 func benchRoundTrip(b *testing.B, api sqsfake.API) {

@@ -46,6 +46,16 @@ func await(t *testing.T, done <-chan pollResult) pollResult {
 	}
 }
 
+// awaitMessages waits for a background receive that must succeed.
+func awaitMessages(t *testing.T, done <-chan pollResult) []types.Message {
+	t.Helper()
+	r := await(t, done)
+	if r.err != nil {
+		t.Fatalf("receive: %v", r.err)
+	}
+	return r.msgs
+}
+
 func pollCases() []testCase {
 	return []testCase{
 		{name: "poll/wakes-on-send", run: func(t *testing.T, e *env) {
@@ -53,22 +63,16 @@ func pollCases() []testCase {
 			done := e.poll(e.ctx(), url, wait(10))
 			e.h.WaitForPollers(t, 1)
 			e.send(t, url, "wake")
-			r := await(t, done)
-			if r.err != nil {
-				t.Fatalf("receive: %v", r.err)
-			}
-			equalSlices(t, "bodies", []string{"wake"}, bodies(r.msgs))
+			msgs := awaitMessages(t, done)
+			equalSlices(t, "bodies", []string{"wake"}, bodies(msgs))
 		}},
 		{name: "poll/returns-empty-when-wait-ends", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			done := e.poll(e.ctx(), url, wait(1))
 			e.h.WaitForPollers(t, 1)
 			e.h.Advance(t, seconds(1.2))
-			r := await(t, done)
-			if r.err != nil {
-				t.Fatalf("receive: %v", r.err)
-			}
-			equal(t, "received", 0, len(r.msgs))
+			msgs := awaitMessages(t, done)
+			equal(t, "received", 0, len(msgs))
 		}},
 		{name: "poll/wakes-when-visibility-expires", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
@@ -77,11 +81,8 @@ func pollCases() []testCase {
 			done := e.poll(e.ctx(), url, wait(5))
 			e.h.WaitForPollers(t, 1)
 			e.h.Advance(t, seconds(1.1))
-			r := await(t, done)
-			if r.err != nil {
-				t.Fatalf("receive: %v", r.err)
-			}
-			equal(t, "received after expiry", 1, len(r.msgs))
+			msgs := awaitMessages(t, done)
+			equal(t, "received after expiry", 1, len(msgs))
 		}},
 		{name: "poll/wakes-when-delay-ends", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
@@ -89,22 +90,16 @@ func pollCases() []testCase {
 			done := e.poll(e.ctx(), url, wait(5))
 			e.h.WaitForPollers(t, 1)
 			e.h.Advance(t, seconds(1.1))
-			r := await(t, done)
-			if r.err != nil {
-				t.Fatalf("receive: %v", r.err)
-			}
-			equal(t, "received after delay", 1, len(r.msgs))
+			msgs := awaitMessages(t, done)
+			equal(t, "received after delay", 1, len(msgs))
 		}},
 		{name: "poll/queue-default-wait", run: func(t *testing.T, e *env) {
 			url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "10"})
 			done := e.poll(e.ctx(), url)
 			e.h.WaitForPollers(t, 1)
 			e.send(t, url, "wake")
-			r := await(t, done)
-			if r.err != nil {
-				t.Fatalf("receive: %v", r.err)
-			}
-			equal(t, "received by the queue's long poll", 1, len(r.msgs))
+			msgs := awaitMessages(t, done)
+			equal(t, "received by the queue's long poll", 1, len(msgs))
 		}},
 		{name: "poll/cancelled-by-context", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
