@@ -18,7 +18,7 @@ import (
 // a hand-written SDK loop (receive 10, delete one by one) and gocloud.dev's
 // awssnssqs subscription, in the same run.
 func BenchmarkConsumeEmulator(b *testing.B) {
-	be := fauxqs.OpenBackend(b, "fauxqs") // every library counted per HTTP request
+	be := fauxqs.OpenBackend(b, "fauxqs", 0) // every library counted per HTTP request
 	for _, c := range []struct {
 		name string
 		run  func(b *testing.B, api *sqs.Client, url string)

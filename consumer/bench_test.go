@@ -19,7 +19,7 @@ import (
 func BenchmarkConsume(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
 		b.Run(name, func(b *testing.B) {
-			be := fauxqs.OpenBackend(b, name)
+			be := fauxqs.OpenBackend(b, name, 0)
 			b.Run("sqskit-consumer", func(b *testing.B) { benchConsumer(b, be) })
 			b.Run("hand-written-loop", func(b *testing.B) { benchHandLoop(b, be) })
 		})

@@ -23,7 +23,7 @@ import (
 func BenchmarkSend(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
 		b.Run(name, func(b *testing.B) {
-			be := fauxqs.OpenBackend(b, name)
+			be := fauxqs.OpenBackend(b, name, 0)
 			for _, groups := range []int{1, 100} {
 				for _, mode := range []string{"SendMessage-each", "SendBatch", "Batcher-32-callers"} {
 					b.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(b *testing.B) {

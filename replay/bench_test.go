@@ -23,7 +23,7 @@ import (
 func BenchmarkReplay(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
 		b.Run(name, func(b *testing.B) {
-			be := fauxqs.OpenBackend(b, name)
+			be := fauxqs.OpenBackend(b, name, 0)
 			b.Run("sqskit-replayer", func(b *testing.B) { benchReplayer(b, be) })
 			b.Run("sample-style-loop", func(b *testing.B) { benchSampleLoop(b, be) })
 		})

@@ -19,7 +19,7 @@ import (
 // messages per second and allocations per message (one op is one message).
 func BenchmarkRoundTrip(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
-		b.Run(name, func(b *testing.B) { benchRoundTrip(b, fauxqs.OpenBackend(b, name).API) })
+		b.Run(name, func(b *testing.B) { benchRoundTrip(b, fauxqs.OpenBackend(b, name, 0).API) })
 	}
 }
 

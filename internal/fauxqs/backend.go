@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -54,15 +55,21 @@ func (b Backend) Queue(tb testing.TB, n int) string {
 	return *q.QueueUrl
 }
 
-// Fake is sqsfake, counted by the server itself.
-func Fake() Backend {
+// Fake is sqsfake in process, counted by the server itself. A latency above
+// zero delays every call by that much of real time.
+func Fake(latency time.Duration) Backend {
 	srv := sqsfake.New()
+	if latency > 0 {
+		srv.Inject(sqsfake.Fault{Latency: latency})
+	}
 	return Backend{Name: "sqsfake", API: srv.Client(), calls: func() int64 { return int64(srv.Calls().Total()) }, reset: srv.ResetCalls}
 }
 
-// Backend is the emulator over HTTP, counted per request.
-func (e *Emulator) Backend() Backend {
-	counter := &countingHTTP{}
+// Backend is the emulator over HTTP, counted per request, with latency added
+// to every request. The HTTP client is the SDK's default one, so connection
+// reuse under many concurrent calls is what production gets.
+func (e *Emulator) Backend(latency time.Duration) Backend {
+	counter := &countingHTTP{delay: latency, next: awshttp.NewBuildableClient()}
 	client := e.Client(func(o *sqs.Options) { o.HTTPClient = counter })
 	return Backend{Name: "fauxqs", Client: client, API: client, calls: counter.n.Load, reset: func() { counter.n.Store(0) }}
 }
@@ -70,18 +77,43 @@ func (e *Emulator) Backend() Backend {
 // BackendNames lists the backends benchmarks compare in one run.
 func BackendNames() []string { return []string{"sqsfake", "fauxqs"} }
 
-// OpenBackend returns the named backend; the emulator is started for tb
-// (skipped or failed as StartT decides) and stopped when tb ends.
-func OpenBackend(tb testing.TB, name string) Backend {
+// Latencies are the delays added per call that benchmarks run at: none, as
+// on loopback, and 10 ms, a real region's round trip (5 to 20 ms). Ratios
+// that hold at 0 ms can invert at 10 ms, where whatever sends one call at a
+// time is capped near a hundred calls per second.
+func Latencies() []time.Duration { return []time.Duration{0, 10 * time.Millisecond} }
+
+// LatencyName names a latency in benchmark names: "0ms", "10ms".
+func LatencyName(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
+
+// OpenBackend returns the named backend with latency added to every call;
+// the emulator is started for tb (skipped or failed as StartT decides) and
+// stopped when tb ends.
+func OpenBackend(tb testing.TB, name string, latency time.Duration) Backend {
 	if name == "fauxqs" {
-		return StartT(tb).Backend()
+		return StartT(tb).Backend(latency)
 	}
-	return Fake()
+	return Fake(latency)
 }
 
-type countingHTTP struct{ n atomic.Int64 }
+// countingHTTP counts requests and delays each one, as a network round trip
+// would, before handing it on.
+type countingHTTP struct {
+	n     atomic.Int64
+	delay time.Duration
+	next  sqs.HTTPClient
+}
 
 func (c *countingHTTP) Do(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
-	return http.DefaultClient.Do(r)
+	if c.delay > 0 {
+		t := time.NewTimer(c.delay)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return nil, r.Context().Err()
+		}
+	}
+	return c.next.Do(r)
 }
