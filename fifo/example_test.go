@@ -19,7 +19,7 @@ func Example() {
 	client := sqsfake.New().Client()
 	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders.fifo"), Attributes: map[string]string{"FifoQueue": "true"}})
 
-	sender, _ := fifo.NewSender(client, *q.QueueUrl, func(o *fifo.Options) { o.Dedup = fifo.KeyDedup("orders") })
+	sender, _ := fifo.NewSender(client, *q.QueueUrl, func(o *fifo.SenderOptions) { o.Dedup = fifo.KeyDedup("orders") })
 	results := sender.SendBatch(ctx, []fifo.Message{
 		{Body: "alice: created", GroupID: "alice", DedupKey: "a-1"},
 		{Body: "bob: created", GroupID: "bob", DedupKey: "b-1"},
