@@ -211,9 +211,11 @@ func TestPersistentServerErrorIsRetriedBoundedly(t *testing.T) {
 			}
 			f.srv.ClearFaults()
 			f.srv.ResetCalls()
-			results := s.SendBatch(ctx, []fifo.Message{{Body: "y", GroupID: "g"}})
+			if results := s.SendBatch(ctx, []fifo.Message{{Body: "y", GroupID: "g"}}); results[0].Err != nil {
+				t.Fatalf("%s: expect a send without faults to succeed, got %v", c.queue, results[0].Err)
+			}
 			f.srv.Inject(sqsfake.Fault{Err: c.fault})
-			results = s.SendBatch(ctx, []fifo.Message{{Body: "z", GroupID: "g"}})
+			results := s.SendBatch(ctx, []fifo.Message{{Body: "z", GroupID: "g"}})
 			if n := f.srv.Calls().Op["SendMessageBatch"]; n != 1+c.calls || results[0].Err == nil {
 				t.Errorf("%s: SendBatch: expect %d calls and an error, got %d calls, %+v", c.queue, c.calls, n-1, results[0])
 			}
