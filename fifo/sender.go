@@ -59,9 +59,11 @@ type Result struct {
 	// without saying whether SQS stored it: a server error, a network error,
 	// a timeout or cancellation in flight, an entry missing from a batch
 	// response. Requests the SDK retried inside a call count too when the
-	// client reports them (its attempt results on success, MaxAttemptsError
-	// on failure). A throttled request, a client error and an entry SQS
-	// reported in Failed[] stored nothing and do not count.
+	// client reports them: from its attempt results when the call succeeds;
+	// when it fails with MaxAttemptsError, its earlier requests count, since
+	// the SDK does not say which were throttled. A throttled request, a
+	// client error and an entry SQS reported in Failed[] stored nothing and
+	// do not count.
 	//
 	// On a standard queue each may have left a copy: the queue holds 1 to
 	// 1+Unconfirmed copies of a message whose Err is nil, and 0 to
