@@ -12,13 +12,13 @@ import (
 // BatcherOptions configure a Batcher. Zero values mean the defaults.
 type BatcherOptions struct {
 	// Linger is how long a partial batch waits for more messages before it
-	// is sent. Default 10 ms; 0 or more. A full batch (10 entries, or the
-	// byte limit) goes at once.
+	// is sent. 0 means the default, 10 ms; negative is an error. A full
+	// batch (10 entries, or the byte limit) goes at once.
 	Linger time.Duration
 	// SendConcurrency is how many SendMessageBatch calls may be in flight at
 	// once (up to 10 messages each); on FIFO queues no two share a group.
-	// Default 4; 1 or more. At 10 ms per call, 4 calls move up to 4,000
-	// messages a second.
+	// 0 means the default, 4; negative is an error. At 10 ms per call, 4
+	// calls move up to 4,000 messages a second.
 	SendConcurrency int
 }
 
