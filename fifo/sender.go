@@ -85,13 +85,14 @@ type SenderOptions struct {
 	// retryer already gave up on. Default FullJitter, 100 ms base, 5 s cap.
 	SendBackoff backoff.Strategy
 	// SendMaxAttempts bounds the calls that carry one message, the first
-	// included; negative is an error. Each call runs the SDK client's retryer too (the
-	// standard one makes up to 3 requests, RetryMaxAttempts), so a message
-	// costs at most SendMaxAttempts × RetryMaxAttempts requests. Default 3
-	// on standard queues, where each request whose answer is lost can leave
-	// a copy (9 requests, so 9 copies at worst, with the SDK's defaults);
-	// 10 on FIFO queues, where retries carry the same deduplication id and
-	// DedupWindow bounds them too; 0 means that default.
+	// included. Each call runs the SDK client's retryer too (the standard
+	// one makes up to 3 requests, RetryMaxAttempts), so a message costs at
+	// most SendMaxAttempts × RetryMaxAttempts requests. 0 means the default:
+	// 3 on standard queues, where each request whose answer is lost can
+	// leave a copy (9 requests, so 9 copies at worst, with the SDK's
+	// defaults); 10 on FIFO queues, where retries carry the same
+	// deduplication id and DedupWindow bounds them too. Negative is an
+	// error.
 	SendMaxAttempts int
 	// DedupWindow is how long after its first attempt a message may still be
 	// retried with its deduplication id: SQS's 5 minutes less a 30 s margin
