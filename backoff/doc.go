@@ -66,5 +66,12 @@
 //
 // Invalid settings (negative durations, Cap below Base, a jitter factor
 // outside [0, 1]) are reported by Validate as *ConfigError; Delay itself
-// never panics and never returns a negative delay other than Stop.
+// never panics and never returns a negative delay other than Stop. Retry
+// returns a *ConfigError, without calling op, for a nil strategy or op and
+// for a strategy Validate refuses.
+//
+// # Testing
+//
+// Retry waits on the time package's clock: run code that retries inside a
+// testing/synctest bubble and its waits take no real time.
 package backoff

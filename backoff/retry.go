@@ -3,6 +3,7 @@ package backoff
 import (
 	"context"
 	"errors"
+	"reflect"
 	"time"
 )
 
@@ -25,9 +26,6 @@ type RetryOptions struct {
 	// Notify, when set, is called before each wait with the error and the
 	// delay.
 	Notify func(err error, d time.Duration)
-	// After starts a timer: a channel that fires after d and a function that
-	// stops it. Default time.NewTimer; tests inject a fake clock.
-	After func(d time.Duration) (<-chan time.Time, func() bool)
 }
 
 // Retry calls op until it succeeds, returns a Permanent error, the strategy
@@ -35,16 +33,23 @@ type RetryOptions struct {
 // the last error, or that error joined with ctx's. Delays come from
 // s.DelayFor when s is an ErrorStrategy. A strategy with a Success() method
 // (Budgeted) is told about success. Timers are stopped on every path.
+//
+// A nil strategy or op, or a strategy that Validate refuses, is reported as
+// a *ConfigError before op is called. Waits run on the time package's
+// clock, so tests drive them with testing/synctest.
 func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optFns ...func(*RetryOptions)) error {
 	var o RetryOptions
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	if o.After == nil {
-		o.After = func(d time.Duration) (<-chan time.Time, func() bool) {
-			t := time.NewTimer(d)
-			return t.C, t.Stop
-		}
+	if isNil(s) {
+		return &ConfigError{Strategy: "Retry", Field: "strategy", Reason: "is nil"}
+	}
+	if op == nil {
+		return &ConfigError{Strategy: "Retry", Field: "op", Reason: "is nil"}
+	}
+	if err := Validate(s); err != nil {
+		return err
 	}
 	es, errorAware := s.(ErrorStrategy)
 	var prev time.Duration
@@ -76,14 +81,24 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 		if o.Notify != nil {
 			o.Notify(err, d)
 		}
-		fire, stop := o.After(d)
-		select {
-		case <-fire:
-		case <-ctx.Done():
-			stop()
+		if !Sleep(ctx, d) {
 			return errors.Join(err, ctx.Err())
 		}
 	}
+}
+
+// isNil reports a nil strategy, including a nil pointer in the interface,
+// whose methods would panic.
+func isNil(s Strategy) bool {
+	if s == nil {
+		return true
+	}
+	v := reflect.ValueOf(s)
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
+		return v.IsNil()
+	}
+	return false
 }
 
 // Sleep waits d, or until ctx is done; it reports whether the full d

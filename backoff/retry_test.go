@@ -3,9 +3,11 @@ package backoff
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -13,44 +15,36 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
-// fakeTimers fires every timer at once and records the delays asked for.
-type fakeTimers struct {
-	mu      sync.Mutex
-	delays  []time.Duration
-	stopped int
-	block   bool // never fire: the test cancels instead
-}
-
-func (f *fakeTimers) after(d time.Duration) (<-chan time.Time, func() bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.delays = append(f.delays, d)
-	c := make(chan time.Time, 1)
-	if !f.block {
-		c <- time.Time{}
+// recordDelays collects the delays Retry waits, through Notify.
+func recordDelays(delays *[]time.Duration) func(*RetryOptions) {
+	return func(o *RetryOptions) {
+		o.Notify = func(_ error, d time.Duration) { *delays = append(*delays, d) }
 	}
-	return c, func() bool { f.mu.Lock(); f.stopped++; f.mu.Unlock(); return true }
 }
 
 func TestRetrySucceedsAfterFailures(t *testing.T) {
-	timers := &fakeTimers{}
-	calls := 0
-	err := Retry(context.Background(), Exponential{Base: time.Second}, func(context.Context) error {
-		calls++
-		if calls < 4 {
-			return errors.New("transient")
+	synctest.Test(t, func(t *testing.T) {
+		var delays []time.Duration
+		calls := 0
+		start := time.Now()
+		err := Retry(context.Background(), Exponential{Base: time.Second}, func(context.Context) error {
+			calls++
+			if calls < 4 {
+				return errors.New("transient")
+			}
+			return nil
+		}, recordDelays(&delays))
+		if err != nil || calls != 4 {
+			t.Fatalf("expect success on call 4, got %d calls, %v", calls, err)
 		}
-		return nil
-	}, func(o *RetryOptions) { o.After = timers.after })
-	if err != nil || calls != 4 {
-		t.Fatalf("expect success on call 4, got %d calls, %v", calls, err)
-	}
-	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
-	for i, d := range want {
-		if timers.delays[i] != d {
-			t.Fatalf("expect delays %v, got %v", want, timers.delays)
+		want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+		if fmt.Sprint(delays) != fmt.Sprint(want) {
+			t.Fatalf("expect delays %v, got %v", want, delays)
 		}
-	}
+		if waited := time.Since(start); waited != 7*time.Second {
+			t.Errorf("expect the delays to be waited, 7s in all, got %v", waited)
+		}
+	})
 }
 
 func TestRetryPermanentStopsAtOnce(t *testing.T) {
@@ -69,44 +63,35 @@ func TestRetryPermanentStopsAtOnce(t *testing.T) {
 }
 
 func TestRetryStopReturnsLastError(t *testing.T) {
-	timers := &fakeTimers{}
-	last := errors.New("still failing")
-	var notified []time.Duration
-	err := Retry(context.Background(), MaxAttempts{S: Constant{D: time.Millisecond}, N: 2}, func(context.Context) error { return last },
-		func(o *RetryOptions) {
-			o.After = timers.after
-			o.Notify = func(_ error, d time.Duration) { notified = append(notified, d) }
-		})
-	if err != last || len(notified) != 2 {
-		t.Fatalf("expect the last error after 2 retries, got %v and %d notifications", err, len(notified))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		last := errors.New("still failing")
+		var delays []time.Duration
+		err := Retry(context.Background(), MaxAttempts{S: Constant{D: time.Millisecond}, N: 2}, func(context.Context) error { return last }, recordDelays(&delays))
+		if err != last || len(delays) != 2 {
+			t.Fatalf("expect the last error after 2 retries, got %v and %d notifications", err, len(delays))
+		}
+	})
 }
 
 func TestRetryCancelledWhileWaiting(t *testing.T) {
-	timers := &fakeTimers{block: true}
-	ctx, cancel := context.WithCancel(context.Background())
-	failure := errors.New("down")
-	done := make(chan error, 1)
-	go func() {
-		done <- Retry(ctx, Constant{D: time.Hour}, func(context.Context) error { return failure }, func(o *RetryOptions) { o.After = timers.after })
-	}()
-	for {
-		timers.mu.Lock()
-		n := len(timers.delays)
-		timers.mu.Unlock()
-		if n > 0 {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		failure := errors.New("down")
+		done := make(chan error, 1)
+		calls := 0
+		go func() {
+			done <- Retry(ctx, Constant{D: time.Hour}, func(context.Context) error { calls++; return failure })
+		}()
+		synctest.Wait() // Retry waits out its hour
+		cancel()
+		err := <-done
+		if !errors.Is(err, context.Canceled) || !errors.Is(err, failure) {
+			t.Fatalf("expect both the failure and context.Canceled, got %v", err)
 		}
-		time.Sleep(time.Millisecond)
-	}
-	cancel()
-	err := <-done
-	if !errors.Is(err, context.Canceled) || !errors.Is(err, failure) {
-		t.Fatalf("expect both the failure and context.Canceled, got %v", err)
-	}
-	if timers.stopped != 1 {
-		t.Errorf("expect the timer stopped, got %d stops", timers.stopped)
-	}
+		if calls != 1 {
+			t.Errorf("expect no call after the cancellation, got %d", calls)
+		}
+	})
 }
 
 func TestRetryRealTimerDoesNotLeak(t *testing.T) {
@@ -120,6 +105,34 @@ func TestRetryRealTimerDoesNotLeak(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A nil strategy, a nil op, a nil pointer strategy or an invalid strategy
+// is a *ConfigError before any call, never a panic.
+func TestRetryRefusesBadInputs(t *testing.T) {
+	calls := 0
+	op := func(context.Context) error { calls++; return errors.New("fails") }
+	cases := []struct {
+		name  string
+		s     Strategy
+		op    func(context.Context) error
+		field string
+	}{
+		{"nil strategy", nil, op, "strategy"},
+		{"nil pointer strategy", (*FullJitter)(nil), op, "strategy"},
+		{"nil op", Constant{D: time.Millisecond}, nil, "op"},
+		{"negative base", Exponential{Base: -time.Second}, op, "Base"},
+	}
+	for _, c := range cases {
+		err := Retry(context.Background(), c.s, c.op)
+		var cfg *ConfigError
+		if !errors.As(err, &cfg) || cfg.Field != c.field {
+			t.Errorf("%s: expect a ConfigError on %s, got %v", c.name, c.field, err)
+		}
+	}
+	if calls != 0 {
+		t.Errorf("expect op never called, got %d calls", calls)
 	}
 }
 
@@ -209,17 +222,18 @@ func TestBudgetConcurrent(t *testing.T) {
 }
 
 func TestRetryRefundsBudgetOnSuccess(t *testing.T) {
-	b, _ := NewBudget(10, 5, 3)
-	timers := &fakeTimers{}
-	calls := 0
-	_ = Retry(context.Background(), Budgeted{S: Constant{D: time.Millisecond}, B: b}, func(context.Context) error {
-		calls++
-		if calls == 1 {
-			return errors.New("once")
+	synctest.Test(t, func(t *testing.T) {
+		b, _ := NewBudget(10, 5, 3)
+		calls := 0
+		_ = Retry(context.Background(), Budgeted{S: Constant{D: time.Millisecond}, B: b}, func(context.Context) error {
+			calls++
+			if calls == 1 {
+				return errors.New("once")
+			}
+			return nil
+		})
+		if b.Tokens() != 8 {
+			t.Fatalf("expect 10 - 5 + 3 tokens, got %d", b.Tokens())
 		}
-		return nil
-	}, func(o *RetryOptions) { o.After = timers.after })
-	if b.Tokens() != 8 {
-		t.Fatalf("expect 10 - 5 + 3 tokens, got %d", b.Tokens())
-	}
+	})
 }

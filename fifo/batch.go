@@ -2,7 +2,6 @@ package fifo
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
@@ -16,7 +15,8 @@ import (
 
 // SendBatch sends msgs with as few SendMessageBatch calls as the limits
 // allow (10 entries, MaxBatchBytes), and returns one Result per message, in
-// order. Each group's messages reach the queue in the order given:
+// order. On a FIFO queue each group's messages reach the queue in the order
+// given:
 //
 //   - batches go out one at a time, so no two in-flight batches share a
 //     group;
@@ -24,23 +24,30 @@ import (
 //     deduplication id (so a retry can never enqueue it twice), ahead of the
 //     rest of its group, and a batch that retries it carries no later message
 //     of its group;
-//   - an entry that fails for good (invalid, SenderFault true, retries or
-//     the dedup window exhausted) blocks the rest of its group in this call:
-//     they fail with GroupBlockedError unless ContinueGroupAfterFailure.
+//   - an entry that fails for good (invalid, SenderFault true, attempts or
+//     the dedup window exhausted) blocks the later messages of its group in
+//     this call: they fail with GroupBlockedError, which names it, unless
+//     ContinueGroupAfterFailure. Earlier messages of the group are not
+//     affected.
 //
 // SQS may accept later entries of a group from the same batch as an entry
 // that fails. Those later messages are then already queued ahead of it; the
 // failed one is still retried (nothing is lost) and its Result says
 // Reordered.
+//
+// On a standard queue SQS keeps no order, so no message waits for or is
+// blocked by another; failed entries are retried up to SendMaxAttempts.
 func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
 	results := make([]Result, len(msgs))
-	b := &batchRun{s: s, results: results, blocked: map[string]error{}}
+	b := &batchRun{s: s, results: results, indexed: true}
 	for i := range msgs {
 		m := &msgs[i]
 		p, err := s.prepare(i, m)
 		if err != nil {
 			results[i].Err = err
-			b.block(s.groupOf(m), err)
+			if s.fifo {
+				b.block(s.groupOf(m), i, err)
+			}
 			continue
 		}
 		b.queue = append(b.queue, p)
@@ -49,44 +56,76 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
 	return results
 }
 
+// batchRun is the state of one SendBatch call, or of one Batcher batch.
+type batchRun struct {
+	s       *Sender
+	results []Result
+	queue   []*prepared // not yet settled, in order
+	// indexed: the prepared indexes are positions in the caller's SendBatch
+	// call, so GroupBlockedError can name the message that blocked a group.
+	indexed   bool
+	blocked   map[string]blockage
+	reordered map[*prepared]bool
+}
+
+// blockage is the first message of a group that failed for good.
+type blockage struct {
+	index int
+	cause error
+}
+
 // run sends the queue until every message is settled in b.results.
 func (b *batchRun) run(ctx context.Context) {
 	s := b.s
 	var prev time.Duration
 	for len(b.queue) > 0 {
+		if err := ctx.Err(); err != nil {
+			b.fail(b.queue, err)
+			return
+		}
 		batch := b.take()
 		if len(batch) == 0 {
 			continue // every head message was blocked
 		}
 		s.markAttempt(batch...)
 		out, err := s.client.SendMessageBatch(ctx, s.batchInput(batch))
+		var retry []*prepared
+		var cause error
 		if err != nil {
+			n := callUnconfirmed(err)
+			for _, p := range batch {
+				p.unconfirmed += n
+			}
 			if !sqserr.Transient(err) {
 				b.fail(batch, err)
 				continue
 			}
 			b.queue = append(batch, b.queue...) // same entries, same ids, first again
-			if werr := s.wait(ctx, batch, &prev, err); werr != nil {
-				b.fail(batch, werr)
-			}
-			continue
+			retry, cause = batch, err
+		} else {
+			retry, cause = b.settle(batch, out)
 		}
-		retry, cause := b.settle(batch, out)
 		if len(retry) == 0 {
 			prev = 0
 			continue
 		}
-		if werr := s.wait(ctx, retry, &prev, cause); werr != nil {
-			b.fail(retry, werr)
+		d, failed := s.plan(retry, prev, cause)
+		var waiting []*prepared
+		for i, p := range retry {
+			if failed[i] != nil {
+				b.fail([]*prepared{p}, failed[i])
+				continue
+			}
+			waiting = append(waiting, p)
+		}
+		if len(waiting) == 0 {
+			continue
+		}
+		prev = d
+		if err := s.sleep(ctx, d, len(waiting), cause); err != nil {
+			b.fail(waiting, err)
 		}
 	}
-}
-
-func (s *Sender) groupOf(m *Message) string {
-	if m.GroupID == "" && s.opts.GroupID != nil {
-		return s.opts.GroupID(m)
-	}
-	return m.GroupID
 }
 
 func (s *Sender) batchInput(batch []*prepared) *sqs.SendMessageBatchInput {
@@ -100,23 +139,33 @@ func (s *Sender) batchInput(batch []*prepared) *sqs.SendMessageBatchInput {
 	return &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries}
 }
 
-// batchRun is the state of one SendBatch call.
-type batchRun struct {
-	s         *Sender
-	results   []Result
-	queue     []*prepared // not yet settled, in order
-	blocked   map[string]error
-	reordered map[*prepared]bool
+// block stops the messages of group after index from being sent, unless the
+// options let groups continue. The earliest failure of a group wins.
+func (b *batchRun) block(group string, index int, cause error) {
+	if group == "" || b.s.opts.ContinueGroupAfterFailure {
+		return
+	}
+	if bl, ok := b.blocked[group]; ok && bl.index <= index {
+		return
+	}
+	if b.blocked == nil {
+		b.blocked = map[string]blockage{}
+	}
+	b.blocked[group] = blockage{index: index, cause: cause}
 }
 
-// block stops later messages of group from being sent, unless the options
-// let groups continue.
-func (b *batchRun) block(group string, cause error) {
-	if group != "" && !b.s.opts.ContinueGroupAfterFailure {
-		if _, already := b.blocked[group]; !already {
-			b.blocked[group] = cause
-		}
+// blockedBy returns the error of p when an earlier message of its group
+// failed for good, or nil.
+func (b *batchRun) blockedBy(p *prepared) error {
+	bl, ok := b.blocked[p.orderGroup]
+	if !ok || p.orderGroup == "" || p.index <= bl.index {
+		return nil
 	}
+	index := bl.index
+	if !b.indexed {
+		index = -1
+	}
+	return &GroupBlockedError{GroupID: p.orderGroup, Index: index, Cause: bl.cause}
 }
 
 // take removes and returns the next batch from the head of the queue,
@@ -128,9 +177,10 @@ func (b *batchRun) take() []*prepared {
 	bytes := 0
 	solo := map[string]bool{}
 	for i, p := range b.queue {
-		if cause, ok := b.blocked[p.groupID]; ok && p.groupID != "" {
-			b.results[p.index].Err = &GroupBlockedError{GroupID: p.groupID, Cause: cause}
-			b.results[p.index].DeduplicationID = p.dedupID
+		if err := b.blockedBy(p); err != nil {
+			r := p.result()
+			r.Err = err
+			b.results[p.index] = r
 			continue
 		}
 		full := len(batch) == sqsrule.MaxBatchEntries || bytes+p.size > b.s.opts.MaxBatchBytes
@@ -138,12 +188,12 @@ func (b *batchRun) take() []*prepared {
 			rest = append(rest, b.queue[i:]...)
 			break
 		}
-		if p.groupID != "" && solo[p.groupID] {
+		if p.orderGroup != "" && solo[p.orderGroup] {
 			rest = append(rest, p)
 			continue
 		}
-		if p.entryFailed && p.groupID != "" {
-			solo[p.groupID] = true
+		if p.entryFailed && p.orderGroup != "" {
+			solo[p.orderGroup] = true
 		}
 		batch = append(batch, p)
 		bytes += p.size
@@ -156,6 +206,7 @@ func (b *batchRun) take() []*prepared {
 // retry, which go back to the head of the queue in their order, and the
 // failure of the first of them.
 func (b *batchRun) settle(batch []*prepared, out *sqs.SendMessageBatchOutput) ([]*prepared, error) {
+	sdkRetries := sdkUnconfirmed(out.ResultMetadata)
 	ok := map[int]types.SendMessageBatchResultEntry{}
 	for _, e := range out.Successful {
 		if i, err := strconv.Atoi(aws.ToString(e.Id)); err == nil && i >= 0 && i < len(batch) {
@@ -171,25 +222,29 @@ func (b *batchRun) settle(batch []*prepared, out *sqs.SendMessageBatchOutput) ([
 	var retry []*prepared
 	var cause error
 	for i, p := range batch {
-		r := &b.results[p.index]
-		r.DeduplicationID = p.dedupID
+		p.unconfirmed += sdkRetries
 		if e, done := ok[i]; done {
-			r.MessageID, r.SequenceNumber, r.Err = aws.ToString(e.MessageId), aws.ToString(e.SequenceNumber), nil
+			r := p.result()
+			r.MessageID, r.SequenceNumber = aws.ToString(e.MessageId), aws.ToString(e.SequenceNumber)
 			r.Reordered = b.reordered[p]
+			b.results[p.index] = r
 			continue
 		}
 		f, reported := failed[i]
 		if !reported {
 			// Neither in Successful nor in Failed: treat as lost in transit.
 			f = types.BatchResultErrorEntry{Code: aws.String("MissingResult"), Message: aws.String("entry missing from the response")}
+			p.unconfirmed++
 		}
 		if f.SenderFault {
+			r := p.result()
 			r.Err = &EntryError{Code: aws.ToString(f.Code), Message: aws.ToString(f.Message), SenderFault: true}
-			b.block(p.groupID, r.Err)
+			b.results[p.index] = r
+			b.block(p.orderGroup, p.index, r.Err)
 			continue
 		}
 		for j := i + 1; j < len(batch); j++ {
-			if _, accepted := ok[j]; accepted && p.groupID != "" && batch[j].groupID == p.groupID {
+			if _, accepted := ok[j]; accepted && p.orderGroup != "" && batch[j].orderGroup == p.orderGroup {
 				if b.reordered == nil {
 					b.reordered = map[*prepared]bool{}
 				}
@@ -206,20 +261,15 @@ func (b *batchRun) settle(batch []*prepared, out *sqs.SendMessageBatchOutput) ([
 	return retry, cause
 }
 
-// fail settles every message of ps with err and blocks their groups.
+// fail settles every message of ps with err, blocks the rest of their
+// groups, and removes them from the queue.
 func (b *batchRun) fail(ps []*prepared, err error) {
 	drop := map[*prepared]bool{}
 	for _, p := range ps {
-		perMessage := err
-		var w *WindowExceededError
-		if errors.As(err, &w) {
-			own := *w
-			own.DeduplicationID, own.FirstAttempt = p.dedupID, p.first
-			perMessage = &own
-		}
-		b.results[p.index].Err = perMessage
-		b.results[p.index].DeduplicationID = p.dedupID
-		b.block(p.groupID, perMessage)
+		r := p.result()
+		r.Err = err
+		b.results[p.index] = r
+		b.block(p.orderGroup, p.index, err)
 		drop[p] = true
 	}
 	kept := b.queue[:0]

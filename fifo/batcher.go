@@ -12,22 +12,24 @@ import (
 // BatcherOptions configure a Batcher. Zero values mean the defaults.
 type BatcherOptions struct {
 	// Linger is how long a partial batch waits for more messages before it
-	// is sent. Default 10 ms. A full batch (10 entries, or the byte limit)
-	// goes at once.
+	// is sent. 0 means the default, 10 ms; negative is an error. A full
+	// batch (10 entries, or the byte limit) goes at once.
 	Linger time.Duration
-	// MaxInFlight is how many batches may be in flight at once; they never
-	// share a group. Default 4.
-	MaxInFlight int
-	// After starts the linger timer. Default time.NewTimer.
-	After func(time.Duration) (<-chan time.Time, func() bool)
+	// SendConcurrency is how many SendMessageBatch calls may be in flight at
+	// once (up to 10 messages each); on FIFO queues no two share a group.
+	// 0 means the default, 4; negative is an error. At 10 ms per call, 4
+	// calls move up to 4,000 messages a second.
+	SendConcurrency int
 }
 
 // Batcher gathers messages from concurrent callers into SendMessageBatch
-// calls, like the AWS Java SDK's batch manager, but keeping each group's
-// order: messages of one group are sent in the order their Send calls
-// reached the Batcher, and no two batches in flight share a group. When a
-// message fails for good, the messages of its group still waiting fail with
-// GroupBlockedError (unless the Sender continues groups after failures).
+// calls, like the AWS Java SDK's batch manager, with up to SendConcurrency
+// calls in flight. On a FIFO queue it keeps each group's order: messages of
+// one group are sent in the order their Send calls reached the Batcher, and
+// no two batches in flight share a group. When a message fails for good, the
+// messages of its group still waiting fail with GroupBlockedError (unless
+// the Sender continues groups after failures). On a standard queue nothing
+// waits for anything but a free call slot.
 //
 // A Batcher owns one goroutine, plus one per batch in flight; Close sends
 // everything accepted so far and waits for all of them.
@@ -57,20 +59,14 @@ func (s *Sender) NewBatcher(optFns ...func(*BatcherOptions)) (*Batcher, error) {
 	switch {
 	case o.Linger < 0:
 		return nil, fmt.Errorf("%w: Linger %v is negative", ErrConfig, o.Linger)
-	case o.MaxInFlight < 0:
-		return nil, fmt.Errorf("%w: MaxInFlight %d is negative", ErrConfig, o.MaxInFlight)
+	case o.SendConcurrency < 0:
+		return nil, fmt.Errorf("%w: SendConcurrency %d is negative", ErrConfig, o.SendConcurrency)
 	}
 	if o.Linger == 0 {
 		o.Linger = 10 * time.Millisecond
 	}
-	if o.MaxInFlight == 0 {
-		o.MaxInFlight = 4
-	}
-	if o.After == nil {
-		o.After = func(d time.Duration) (<-chan time.Time, func() bool) {
-			t := time.NewTimer(d)
-			return t.C, t.Stop
-		}
+	if o.SendConcurrency == 0 {
+		o.SendConcurrency = 4
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &Batcher{s: s, opts: o, requests: make(chan *request), closing: make(chan struct{}), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
@@ -141,7 +137,7 @@ func (b *Batcher) dispatch() {
 	)
 	defer wg.Wait()
 	for {
-		for running < b.opts.MaxInFlight {
+		for running < b.opts.SendConcurrency {
 			batch, rest, full := b.form(pending, inFlight)
 			if len(batch) == 0 || (!full && !lingered && !isClosing) {
 				break
@@ -150,8 +146,8 @@ func (b *Batcher) dispatch() {
 			lingered = false
 			running++
 			for _, r := range batch {
-				if r.p.groupID != "" {
-					inFlight[r.p.groupID] = true
+				if r.p.orderGroup != "" {
+					inFlight[r.p.orderGroup] = true
 				}
 			}
 			wg.Add(1)
@@ -165,7 +161,8 @@ func (b *Batcher) dispatch() {
 			return
 		}
 		if timer == nil && len(pending) > 0 && !lingered {
-			timer, stopTimer = b.opts.After(b.opts.Linger)
+			t := time.NewTimer(b.opts.Linger)
+			timer, stopTimer = t.C, t.Stop
 		}
 		select {
 		case r := <-b.requests:
@@ -175,10 +172,10 @@ func (b *Batcher) dispatch() {
 		case d := <-done:
 			running--
 			for i, r := range d.batch {
-				delete(inFlight, r.p.groupID)
+				delete(inFlight, r.p.orderGroup)
 				r.done <- d.results[i]
 				if d.results[i].Err != nil && !b.s.opts.ContinueGroupAfterFailure {
-					pending = blockGroup(pending, r.p.groupID, d.results[i].Err)
+					pending = blockGroup(pending, r.p.orderGroup, d.results[i].Err)
 				}
 			}
 		case <-closing:
@@ -194,7 +191,7 @@ func (b *Batcher) form(pending []*request, inFlight map[string]bool) (batch, res
 	skipped := map[string]bool{}
 	bytes := 0
 	for i, r := range pending {
-		g := r.p.groupID
+		g := r.p.orderGroup
 		if g != "" && (inFlight[g] || skipped[g]) {
 			skipped[g] = true
 			rest = append(rest, r)
@@ -212,7 +209,7 @@ func (b *Batcher) form(pending []*request, inFlight map[string]bool) (batch, res
 // send runs one batch through the Sender's batch logic.
 func (b *Batcher) send(batch []*request) []Result {
 	results := make([]Result, len(batch))
-	run := &batchRun{s: b.s, results: results, blocked: map[string]error{}}
+	run := &batchRun{s: b.s, results: results}
 	for i, r := range batch {
 		p := *r.p
 		p.index = i
@@ -229,8 +226,8 @@ func blockGroup(pending []*request, group string, cause error) []*request {
 	}
 	kept := pending[:0]
 	for _, r := range pending {
-		if r.p.groupID == group {
-			err := &GroupBlockedError{GroupID: group, Cause: cause}
+		if r.p.orderGroup == group {
+			err := &GroupBlockedError{GroupID: group, Index: -1, Cause: cause}
 			r.done <- Result{Err: err, DeduplicationID: r.p.dedupID}
 			continue
 		}

@@ -16,23 +16,56 @@ import (
 	"github.com/sqskit/sqskit/internal/fauxqs"
 )
 
-// BenchmarkSend compares, on sqsfake and on the fauxqs emulator in one run,
-// one SendMessage per message (what a hand-written loop does) with SendBatch
-// and with the Batcher under 32 concurrent callers, for 1 and 100 groups. One
-// op is one message; it reports messages/s and API calls per message.
+// BenchmarkSend compares, on sqsfake and on the fauxqs emulator, at 0 ms
+// and 10 ms added per call, in one run: one SendMessage per message (what a
+// hand-written loop does) with SendBatch and with the Batcher under 32
+// concurrent callers, for 1 and 100 groups. One op is one message; it
+// reports messages/s, API calls per message, and the send calls in flight:
+// at the peak and on average over the run.
 func BenchmarkSend(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
-		b.Run(name, func(b *testing.B) {
-			be := fauxqs.OpenBackend(b, name, 0)
-			for _, groups := range []int{1, 100} {
-				for _, mode := range []string{"SendMessage-each", "SendBatch", "Batcher-32-callers"} {
-					b.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(b *testing.B) {
-						benchSend(b, be, mode, groups)
-					})
+		for _, latency := range fauxqs.Latencies() {
+			b.Run(name+"/"+fauxqs.LatencyName(latency), func(b *testing.B) {
+				be := fauxqs.OpenBackend(b, name, latency)
+				for _, groups := range []int{1, 100} {
+					for _, mode := range []string{"SendMessage-each", "SendBatch", "Batcher-32-callers"} {
+						b.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(b *testing.B) {
+							benchSend(b, be, mode, groups)
+						})
+					}
 				}
-			}
-		})
+			})
+		}
 	}
+}
+
+// callMeter counts the send calls in flight: the peak, and the time spent
+// in calls, which over the run's wall time is the average in flight.
+type callMeter struct {
+	fifo.API
+	inFlight, peak, busy atomic.Int64
+}
+
+func (c *callMeter) enter() time.Time {
+	n := c.inFlight.Add(1)
+	for old := c.peak.Load(); n > old && !c.peak.CompareAndSwap(old, n); old = c.peak.Load() {
+	}
+	return time.Now()
+}
+
+func (c *callMeter) leave(start time.Time) {
+	c.busy.Add(int64(time.Since(start)))
+	c.inFlight.Add(-1)
+}
+
+func (c *callMeter) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
+	defer c.leave(c.enter())
+	return c.API.SendMessage(ctx, in, optFns...)
+}
+
+func (c *callMeter) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	defer c.leave(c.enter())
+	return c.API.SendMessageBatch(ctx, in, optFns...)
 }
 
 func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
@@ -42,7 +75,8 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := fifo.NewSender(be.API, *q.QueueUrl)
+	meter := &callMeter{API: be.API}
+	s, err := fifo.NewSender(meter, *q.QueueUrl)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,6 +131,9 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "msgs/s")
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
 	b.ReportMetric(float64(be.Calls())/float64(b.N), "calls/msg")
+	b.ReportMetric(float64(meter.peak.Load()), "peak-calls")
+	b.ReportMetric(float64(meter.busy.Load())/float64(elapsed), "avg-calls")
 }

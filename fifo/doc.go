@@ -1,23 +1,68 @@
-// Package fifo sends to SQS FIFO queues: group ids, deduplication ids,
-// batching that keeps each group's order, and retries that stay inside the
-// deduplication window; and it receives with a ReceiveRequestAttemptId that
-// survives a retry.
+// Package fifo sends messages to SQS queues, FIFO and standard alike: Sender
+// and Batcher validate, batch and retry sends to any queue, at least once on
+// a standard queue and exactly once per deduplication window on a FIFO
+// queue. On FIFO queues they add group ids, deduplication ids, batching that
+// keeps each group's order, and retries that stay inside the deduplication
+// window. Receiver receives from FIFO queues with a ReceiveRequestAttemptId
+// that survives a retry.
 //
-//	s, err := fifo.NewSender(client, queueURL, func(o *fifo.Options) {
+//	s, err := fifo.NewSender(client, queueURL, func(o *fifo.SenderOptions) {
 //		o.Dedup = fifo.KeyDedup("orders") // same key, same id, across restarts
 //	})
 //	res, err := s.Send(ctx, fifo.Message{Body: body, GroupID: customerID, DedupKey: orderID})
 //	results := s.SendBatch(ctx, msgs) // one Result per message, in order
 //
+// # Delivery
+//
+// FIFO queues: every message gets its deduplication id before its first
+// attempt and keeps it through every retry, so a message whose Result has
+// no error is in the queue exactly once, even when an acknowledgement was
+// lost and the message was sent again. SQS remembers an id for 5 minutes:
+// the same id sent after that is a new message.
+//
+// Standard queues: at least once. SQS has no deduplication there, so a
+// request whose answer was lost after SQS stored the message (a 5xx, a
+// network error, a timeout) leaves a copy, and its retry adds another.
+// Result.Unconfirmed counts those requests: the queue holds 1 to
+// 1+Unconfirmed copies of a message sent without error, 0 to Unconfirmed of
+// one that failed. SendMaxAttempts (3 by default) bounds them. Consumers of
+// standard queues must tolerate duplicates anyway: SQS itself delivers at
+// least once.
+//
+// A message whose Result has an error is not on the queue unless
+// Unconfirmed > 0 (a request cut by a cancelled context counts): it may
+// then be there, once on a FIFO queue. Resending it there with the same
+// DeduplicationID within the window is safe; a WindowExceededError says
+// when it no longer is.
+//
+// # Retries, and how they stack on the SDK's
+//
+// Each call goes through the SDK client's own retryer first: the standard
+// retryer makes up to 3 requests per call (sqs.Options.RetryMaxAttempts),
+// with backoff up to 20 s, on throttling, 5xx and network errors. When the
+// SDK gives up, Sender waits SendBackoff (full jitter, 100 ms to 5 s) and
+// makes another call, up to SendMaxAttempts calls per message: 3 on
+// standard queues, 10 on FIFO queues, where retries carry the same ids and
+// cannot duplicate. A message therefore costs at most SendMaxAttempts ×
+// RetryMaxAttempts requests (9 on a standard queue with the defaults). To
+// bound duplicates on a standard queue more tightly, lower either; with
+// SendMaxAttempts 1 the SDK alone retries. On FIFO queues a message is
+// retried only within DedupWindow (4m30s by default) of its first attempt;
+// past it the send fails with WindowExceededError, which says the message
+// may be duplicated if sent again. Entries SQS reports in Failed[] are
+// retried only when SenderFault is false. Throttling and client errors
+// stored nothing; a client error is not retried.
+//
 // # Ordering
 //
-// SQS keeps the order of one group in the order messages arrive. Sender makes
-// them arrive in the order given: SendBatch sends its batches one at a time;
-// a Batcher (for concurrent callers) keeps arrival order per group and never
-// has two batches of one group in flight. When an entry fails and is retried,
-// later messages of its group wait for it. When one fails for good, the
-// later messages of its group in the same call (or waiting in the Batcher)
-// fail with GroupBlockedError rather than overtake it; set
+// SQS keeps the order of one FIFO group in the order messages arrive.
+// Sender makes them arrive in the order given: SendBatch sends its batches
+// one at a time; a Batcher (for concurrent callers) keeps arrival order per
+// group and never has two batches of one group in flight. When an entry
+// fails and is retried, later messages of its group wait for it. When one
+// fails for good, the later messages of its group in the same call (or
+// waiting in the Batcher) fail with GroupBlockedError, which names it,
+// rather than overtake it; earlier messages are unaffected. Set
 // ContinueGroupAfterFailure to send them anyway.
 //
 // One case cannot be prevented: SQS may accept a later entry of a group from
@@ -26,41 +71,32 @@
 // Reordered. Groups of one message per batch avoid this at the cost of
 // throughput.
 //
-// # Deduplication and failures
+// Standard queues keep no order: GroupID there names a fair-queue tenant,
+// and no message waits for or is blocked by another.
 //
-// Every FIFO message gets its deduplication id before its first attempt:
-// the message's own DeduplicationID, or one from Options.Dedup —
-// RandomDedup (the default: retries are deduplicated, equal content is not),
-// ContentDedup (SHA-256 of the body, as SQS's ContentBasedDeduplication,
-// optionally with chosen attributes and the group), KeyDedup (from a caller
-// key: a resend after a crash is deduplicated too) or ProvidedDedup. The id
-// is sent explicitly, so the queue's ContentBasedDeduplication setting does
-// not matter.
+// # Deduplication ids
 //
-// Transient failures (throttling, 5xx, network errors, a response lost after
-// SQS stored the message) are retried with Options.Retry and the same ids,
-// so a retry never enqueues a second copy. SQS forgets an id after 5
-// minutes: a message is retried only within DedupWindow (4m30s by default)
-// of its first attempt; past it the send fails with WindowExceededError,
-// which says the message may be duplicated if sent again. Entries SQS
-// reports in Failed[] are retried only when SenderFault is false.
+// A FIFO message's id is its own DeduplicationID, or one from
+// SenderOptions.Dedup: RandomDedup (the default: retries are deduplicated,
+// equal content is not), ContentDedup (SHA-256 of the body, as SQS's
+// ContentBasedDeduplication, optionally with chosen attributes and the
+// group), KeyDedup (from a caller key: a resend after a crash is
+// deduplicated too) or ProvidedDedup. The id is sent explicitly, so the
+// queue's ContentBasedDeduplication setting does not matter.
 //
-// Delivery is therefore exactly once into the queue for every message whose
-// Result has no error, and at most once for those that failed, except
-// WindowExceededError and errors from a cancelled context, after which the
-// message may or may not be on the queue.
-//
-// # Validation
+// # Validation and errors
 //
 // Before any call, each message is checked as SQS would: body characters,
-// size with attributes (MaxMessageBytes), attribute count, names and types,
+// size with attributes (MaxMessageBytes), attribute count, names, types and
+// values (Number: 38 significant digits, magnitude 10^-128 to 10^126),
 // group and deduplication id charset and length, a group id present on FIFO
-// queues, no per-message delay on FIFO queues. Failures are
-// *ValidationError, matching ErrInvalid. Invalid options make NewSender
-// return an error matching ErrConfig.
-//
-// Standard queues work too: no deduplication ids are sent, GroupID names a
-// fair-queue tenant, and DelaySeconds is allowed.
+// queues, no per-message delay on FIFO queues, no deduplication id on
+// standard queues. Failures are *ValidationError, matching ErrInvalid; one
+// caused by the Dedup strategy also matches its error (ErrNoDedupKey,
+// ErrNoDedupID). Errors from SQS keep their SDK types
+// (*types.QueueDoesNotExist …); entries refused in Failed[] are *EntryError.
+// Invalid options make NewSender and NewBatcher return an error matching
+// ErrConfig. A message's content never panics the Sender.
 //
 // # Receiving
 //
@@ -73,6 +109,13 @@
 // # Concurrency
 //
 // Sender and Receiver are safe for concurrent use (give each poller its own
-// Receiver). A Batcher owns a goroutine and one per batch in flight; Close
-// sends what it accepted and waits for them.
+// Receiver). A Batcher owns a goroutine and one per call in flight (up to
+// SendConcurrency, 4 by default); Close sends what it accepted and waits for
+// them. SendBatch makes one call at a time; for several calls in flight,
+// use a Batcher.
+//
+// # Testing
+//
+// Waits (retries, the Batcher's linger) run on the time package's clock:
+// tests drive them with testing/synctest and sqsfake.
 package fifo

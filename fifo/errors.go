@@ -21,6 +21,9 @@ type ValidationError struct {
 	Field  string
 	Code   string
 	Reason string
+	// Err is the error behind Reason when there is one: the Dedup
+	// strategy's (ErrNoDedupKey, ErrNoDedupID, or a custom strategy's own).
+	Err error
 }
 
 func (e *ValidationError) Error() string {
@@ -29,6 +32,9 @@ func (e *ValidationError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// Unwrap returns Err, so errors.Is(err, ErrNoDedupKey) holds too.
+func (e *ValidationError) Unwrap() error { return e.Err }
 
 func invalid(index int, err error) error {
 	var v *sqsrule.Violation
@@ -68,16 +74,24 @@ func (e *EntryError) Error() string {
 	return fmt.Sprintf("fifo: entry failed: %s: %s", e.Code, e.Message)
 }
 
-// GroupBlockedError is the result of a message that was not sent because an
-// earlier message of its group failed: sending it would have put it ahead of
-// that message.
+// GroupBlockedError is the result of a FIFO message that was not sent
+// because an earlier message of its group failed for good: sending it would
+// have put it ahead of that message.
 type GroupBlockedError struct {
 	GroupID string
-	Cause   error
+	// Index is the position, in the SendBatch call, of the message whose
+	// failure blocked this one; -1 in a Batcher, where that message came
+	// from another Send call.
+	Index int
+	// Cause is that message's error.
+	Cause error
 }
 
 func (e *GroupBlockedError) Error() string {
-	return fmt.Sprintf("fifo: not sent: an earlier message of group %q failed: %v", e.GroupID, e.Cause)
+	if e.Index < 0 {
+		return fmt.Sprintf("fifo: not sent: an earlier message of group %q failed: %v", e.GroupID, e.Cause)
+	}
+	return fmt.Sprintf("fifo: not sent: message %d of group %q failed before it: %v", e.Index, e.GroupID, e.Cause)
 }
 
 func (e *GroupBlockedError) Unwrap() error { return e.Cause }

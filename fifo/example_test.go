@@ -3,11 +3,13 @@ package fifo_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -19,7 +21,7 @@ func Example() {
 	client := sqsfake.New().Client()
 	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders.fifo"), Attributes: map[string]string{"FifoQueue": "true"}})
 
-	sender, _ := fifo.NewSender(client, *q.QueueUrl, func(o *fifo.Options) { o.Dedup = fifo.KeyDedup("orders") })
+	sender, _ := fifo.NewSender(client, *q.QueueUrl, func(o *fifo.SenderOptions) { o.Dedup = fifo.KeyDedup("orders") })
 	results := sender.SendBatch(ctx, []fifo.Message{
 		{Body: "alice: created", GroupID: "alice", DedupKey: "a-1"},
 		{Body: "bob: created", GroupID: "bob", DedupKey: "b-1"},
@@ -38,4 +40,26 @@ func Example() {
 	// alice: created
 	// bob: created
 	// alice: paid
+}
+
+// On a standard queue a retry after a lost acknowledgement leaves a second
+// copy: Unconfirmed says how many requests may have done so.
+func ExampleResult_unconfirmed() {
+	ctx := context.Background()
+	srv := sqsfake.New()
+	client := srv.Client()
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("events")})
+	sender, _ := fifo.NewSender(client, *q.QueueUrl, func(o *fifo.SenderOptions) {
+		o.SendBackoff = backoff.Constant{D: time.Millisecond}
+	})
+
+	srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 1, AfterApply: true}) // stored, then the answer is lost
+	res, err := sender.Send(ctx, fifo.Message{Body: "payment received"})
+	fmt.Println("error:", err, "attempts:", res.Attempts, "unconfirmed:", res.Unconfirmed)
+
+	out, _ := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl, MaxNumberOfMessages: 10})
+	fmt.Println("copies on the queue:", len(out.Messages))
+	// Output:
+	// error: <nil> attempts: 2 unconfirmed: 1
+	// copies on the queue: 2
 }

@@ -19,16 +19,30 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type fixture struct {
 	srv    *sqsfake.Server
-	clock  *sqsfake.ManualClock
+	clock  *sqsfake.ManualClock // nil in a synctest bubble
 	client *sqsfake.Client
 	url    string
 }
 
+// newFixture is a queue on sqsfake with a manual clock.
 func newFixture(t *testing.T, name string, attrs map[string]string) *fixture {
 	t.Helper()
 	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock })
-	f := &fixture{srv: srv, clock: clock, client: srv.Client()}
+	return createQueue(t, &fixture{srv: srv, clock: clock, client: srv.Client()}, name, attrs)
+}
+
+// newBubbleFixture is a queue on sqsfake for a test inside synctest.Test:
+// sqsfake, the Sender's retries and the Batcher's linger all run on the
+// bubble's fake time.
+func newBubbleFixture(t *testing.T, name string, attrs map[string]string) *fixture {
+	t.Helper()
+	srv := sqsfake.New()
+	return createQueue(t, &fixture{srv: srv, client: srv.Client()}, name, attrs)
+}
+
+func createQueue(t *testing.T, f *fixture, name string, attrs map[string]string) *fixture {
+	t.Helper()
 	if attrs == nil {
 		attrs = map[string]string{}
 	}
@@ -40,22 +54,13 @@ func newFixture(t *testing.T, name string, attrs map[string]string) *fixture {
 		t.Fatal(err)
 	}
 	f.url = *out.QueueUrl
-	srv.ResetCalls()
+	f.srv.ResetCalls()
 	return f
 }
 
-// sleepOnClock waits by advancing the fake clock: retries take no real time.
-func (f *fixture) sleepOnClock(d time.Duration) (<-chan time.Time, func() bool) {
-	f.clock.Advance(d)
-	c := make(chan time.Time, 1)
-	c <- f.clock.Now()
-	return c, func() bool { return false }
-}
-
-func (f *fixture) sender(t *testing.T, fns ...func(*fifo.Options)) *fifo.Sender {
+func (f *fixture) sender(t *testing.T, fns ...func(*fifo.SenderOptions)) *fifo.Sender {
 	t.Helper()
-	base := func(o *fifo.Options) { o.Now = f.clock.Now; o.After = f.sleepOnClock }
-	s, err := fifo.NewSender(f.client, f.url, append([]func(*fifo.Options){base}, fns...)...)
+	s, err := fifo.NewSender(f.client, f.url, fns...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,12 +28,12 @@ var _ API = (*sqs.Client)(nil)
 type Message struct {
 	Body       string
 	Attributes map[string]types.MessageAttributeValue
-	// GroupID is the MessageGroupId; when empty, Options.GroupID computes it.
-	// Required on FIFO queues; on standard queues it names a fair-queue
-	// tenant.
+	// GroupID is the MessageGroupId; when empty, SenderOptions.GroupID
+	// computes it. Required on FIFO queues; on standard queues it names a
+	// fair-queue tenant and orders nothing.
 	GroupID string
-	// DeduplicationID, when set, is sent as is; otherwise Options.Dedup
-	// computes one. FIFO queues only.
+	// DeduplicationID, when set, is sent as is; otherwise
+	// SenderOptions.Dedup computes one. FIFO queues only.
 	DeduplicationID string
 	// DedupKey feeds KeyDedup.
 	DedupKey string
@@ -51,47 +51,81 @@ type Result struct {
 	// from the same batch while this one failed; this one was then sent
 	// again and sits behind it in the group.
 	Reordered bool
-	Err       error
+	// Attempts counts the calls that carried this message (0 when it was
+	// refused before any call). The SDK's retries inside one call are not
+	// counted here.
+	Attempts int
+	// Unconfirmed counts the requests that carried this message and ended
+	// without saying whether SQS stored it: a server error, a network error,
+	// a timeout or cancellation in flight, an entry missing from a batch
+	// response. Requests the SDK retried inside a call count too when the
+	// client reports them: from its attempt results when the call succeeds;
+	// when it fails with MaxAttemptsError, its earlier requests count, since
+	// the SDK does not say which were throttled. A throttled request, a
+	// client error and an entry SQS reported in Failed[] stored nothing and
+	// do not count.
+	//
+	// On a standard queue each may have left a copy: the queue holds 1 to
+	// 1+Unconfirmed copies of a message whose Err is nil, and 0 to
+	// Unconfirmed of one whose Err is set. On a FIFO queue the deduplication
+	// id makes them harmless: at most one copy within the 5-minute window.
+	Unconfirmed int
+	Err         error
 }
 
-// Options configure a Sender. Zero values mean the defaults.
-type Options struct {
+// SenderOptions configure a Sender. Zero values mean the defaults.
+type SenderOptions struct {
 	// GroupID computes the group of a message without one (a customer id,
 	// say). Default: none, so FIFO messages must carry GroupID.
 	GroupID func(*Message) string
 	// Dedup computes deduplication ids on FIFO queues. Default RandomDedup.
 	Dedup Dedup
-	// Retry spaces retries of transient failures (throttling, 5xx, network,
-	// lost responses). Default FullJitter, 100 ms base, 5 s cap.
-	Retry backoff.Strategy
+	// SendBackoff spaces sqskit's retries of a call after a transient
+	// failure (throttling, 5xx, network, lost responses) that the SDK's own
+	// retryer already gave up on. Default FullJitter, 100 ms base, 5 s cap.
+	SendBackoff backoff.Strategy
+	// SendMaxAttempts bounds the calls that carry one message, the first
+	// included. Each call runs the SDK client's retryer too (the standard
+	// one makes up to 3 requests, RetryMaxAttempts), so a message costs at
+	// most SendMaxAttempts × RetryMaxAttempts requests. 0 means the default:
+	// 3 on standard queues, where each request whose answer is lost can
+	// leave a copy (9 requests, so 9 copies at worst, with the SDK's
+	// defaults); 10 on FIFO queues, where retries carry the same
+	// deduplication id and DedupWindow bounds them too. Negative is an
+	// error.
+	SendMaxAttempts int
 	// DedupWindow is how long after its first attempt a message may still be
 	// retried with its deduplication id: SQS's 5 minutes less a 30 s margin
 	// for clock skew and time in transit. Default 4m30s; must be in (0, 5m].
+	// FIFO queues only.
 	DedupWindow time.Duration
-	// MaxBatchBytes bounds one SendMessageBatch. Default and maximum 1 MiB.
+	// MaxBatchBytes bounds one SendMessageBatch, in bytes. Default and
+	// maximum 1 MiB.
 	MaxBatchBytes int
-	// MaxMessageBytes bounds one message, body and attributes. Set it to the
-	// queue's MaximumMessageSize if lower. Default and maximum 1 MiB.
+	// MaxMessageBytes bounds one message, body and attributes, in bytes. Set
+	// it to the queue's MaximumMessageSize if lower. Default and maximum
+	// 1 MiB.
 	MaxMessageBytes int
-	// ContinueGroupAfterFailure sends later messages of a group even after
-	// an earlier one failed for good. Default false: they fail with
+	// ContinueGroupAfterFailure sends later messages of a FIFO group even
+	// after an earlier one failed for good. Default false: they fail with
 	// GroupBlockedError, so the group's order holds.
 	ContinueGroupAfterFailure bool
-	// Now reads the clock for the dedup window. Default time.Now.
-	Now func() time.Time
-	// After waits between retries. Default time.NewTimer.
-	After func(time.Duration) (<-chan time.Time, func() bool)
 	// Logger receives retries and failures, never bodies. Default silent.
 	Logger *slog.Logger
 }
 
-// Sender sends messages to one queue. It is safe for concurrent use; each
-// call keeps its own messages' order.
+const (
+	defaultStandardMaxAttempts = 3
+	defaultFIFOMaxAttempts     = 10
+)
+
+// Sender sends messages to one queue, FIFO or standard. It is safe for
+// concurrent use; each call keeps its own messages' order.
 type Sender struct {
 	client   API
 	queueURL string
 	fifo     bool
-	opts     Options
+	opts     SenderOptions
 }
 
 // ErrConfig matches every invalid option with errors.Is.
@@ -99,8 +133,8 @@ var ErrConfig = errors.New("fifo: invalid options")
 
 // NewSender returns a Sender for queueURL. FIFO is detected by the .fifo
 // suffix, never by the presence of group ids.
-func NewSender(client API, queueURL string, optFns ...func(*Options)) (*Sender, error) {
-	var o Options
+func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Sender, error) {
+	var o SenderOptions
 	for _, fn := range optFns {
 		fn(&o)
 	}
@@ -110,21 +144,30 @@ func NewSender(client API, queueURL string, optFns ...func(*Options)) (*Sender, 
 	if queueURL == "" {
 		return nil, fmt.Errorf("%w: empty queue URL", ErrConfig)
 	}
-	if err := resolveOptions(&o); err != nil {
+	isFIFO := sqsrule.IsFIFO(queueURL)
+	if err := resolveOptions(&o, isFIFO); err != nil {
 		return nil, err
 	}
-	return &Sender{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), opts: o}, nil
+	return &Sender{client: client, queueURL: queueURL, fifo: isFIFO, opts: o}, nil
 }
 
-func resolveOptions(o *Options) error {
+func resolveOptions(o *SenderOptions, isFIFO bool) error {
 	if o.Dedup == nil {
 		o.Dedup = RandomDedup()
 	}
-	if o.Retry == nil {
-		o.Retry = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 5 * time.Second}
+	if o.SendBackoff == nil {
+		o.SendBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 5 * time.Second}
 	}
-	if err := backoff.Validate(o.Retry); err != nil {
-		return fmt.Errorf("%w: Retry: %w", ErrConfig, err)
+	if err := backoff.Validate(o.SendBackoff); err != nil {
+		return fmt.Errorf("%w: SendBackoff: %w", ErrConfig, err)
+	}
+	switch {
+	case o.SendMaxAttempts < 0:
+		return fmt.Errorf("%w: SendMaxAttempts %d must be 1 or more", ErrConfig, o.SendMaxAttempts)
+	case o.SendMaxAttempts == 0 && isFIFO:
+		o.SendMaxAttempts = defaultFIFOMaxAttempts
+	case o.SendMaxAttempts == 0:
+		o.SendMaxAttempts = defaultStandardMaxAttempts
 	}
 	switch {
 	case o.DedupWindow == 0:
@@ -138,15 +181,6 @@ func resolveOptions(o *Options) error {
 	}
 	if o.MaxMessageBytes, err = byteLimit("MaxMessageBytes", o.MaxMessageBytes); err != nil {
 		return err
-	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.After == nil {
-		o.After = func(d time.Duration) (<-chan time.Time, func() bool) {
-			t := time.NewTimer(d)
-			return t.C, t.Stop
-		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -166,16 +200,25 @@ func byteLimit(name string, v int) (int, error) {
 
 // prepared is a validated message with its group and dedup id fixed.
 type prepared struct {
-	index    int
-	msg      *Message
-	groupID  string
-	dedupID  string
-	size     int
-	first    time.Time // first attempt; zero before it
-	attempts int
+	index   int
+	msg     *Message
+	groupID string
+	// orderGroup is the group whose order the sender keeps: the group id on
+	// FIFO queues, "" on standard queues, where SQS keeps no order.
+	orderGroup  string
+	dedupID     string
+	size        int
+	first       time.Time // first attempt; zero before it
+	attempts    int
+	unconfirmed int
 	// entryFailed: SQS failed this entry on its own, so a resend keeps
 	// later messages of its group out of the same batch.
 	entryFailed bool
+}
+
+// result is p's Result so far, without the outcome.
+func (p *prepared) result() Result {
+	return Result{DeduplicationID: p.dedupID, Attempts: p.attempts, Unconfirmed: p.unconfirmed}
 }
 
 // prepare validates m and fixes its group and dedup ids, before any call.
@@ -189,10 +232,7 @@ func (s *Sender) prepare(index int, m *Message) (*prepared, error) {
 	if err := sqsrule.CheckSize(m.Body, m.Attributes, s.opts.MaxMessageBytes); err != nil {
 		return nil, invalid(index, err)
 	}
-	p := &prepared{index: index, msg: m, groupID: m.GroupID, size: sqsrule.MessageSize(m.Body, m.Attributes)}
-	if p.groupID == "" && s.opts.GroupID != nil {
-		p.groupID = s.opts.GroupID(m)
-	}
+	p := &prepared{index: index, msg: m, groupID: s.groupOf(m), size: sqsrule.MessageSize(m.Body, m.Attributes)}
 	if p.groupID != "" {
 		if err := sqsrule.CheckGroupID(p.groupID); err != nil {
 			return nil, invalid(index, err)
@@ -207,17 +247,18 @@ func (s *Sender) prepare(index int, m *Message) (*prepared, error) {
 		}
 		return p, nil
 	}
+	p.orderGroup = p.groupID
 	if m.DelaySeconds != 0 {
 		return nil, &ValidationError{Index: index, Field: "DelaySeconds", Code: sqsrule.CodeInvalidParameterValue, Reason: "FIFO queues take no per-message delay; set the queue's DelaySeconds"}
 	}
 	if p.groupID == "" {
-		return nil, &ValidationError{Index: index, Field: "MessageGroupId", Code: sqsrule.CodeMissingParameter, Reason: "FIFO queues need a group id: set Message.GroupID or Options.GroupID"}
+		return nil, &ValidationError{Index: index, Field: "MessageGroupId", Code: sqsrule.CodeMissingParameter, Reason: "FIFO queues need a group id: set Message.GroupID or SenderOptions.GroupID"}
 	}
 	p.dedupID = m.DeduplicationID
 	if p.dedupID == "" {
 		id, err := s.opts.Dedup(m, p.groupID)
 		if err != nil {
-			return nil, &ValidationError{Index: index, Field: "MessageDeduplicationId", Code: sqsrule.CodeInvalidParameterValue, Reason: err.Error()}
+			return nil, &ValidationError{Index: index, Field: "MessageDeduplicationId", Code: sqsrule.CodeInvalidParameterValue, Reason: err.Error(), Err: err}
 		}
 		p.dedupID = id
 	}
@@ -227,8 +268,17 @@ func (s *Sender) prepare(index int, m *Message) (*prepared, error) {
 	return p, nil
 }
 
-// Send sends one message, retrying transient failures with the same
-// deduplication id inside the dedup window. The error is the Result's Err.
+// groupOf is m's group id: its own, or the one SenderOptions.GroupID gives.
+func (s *Sender) groupOf(m *Message) string {
+	if m.GroupID == "" && s.opts.GroupID != nil {
+		return s.opts.GroupID(m)
+	}
+	return m.GroupID
+}
+
+// Send sends one message, retrying transient failures (with the same
+// deduplication id, inside the dedup window, on FIFO queues) up to
+// SendMaxAttempts calls. The error is the Result's Err.
 func (s *Sender) Send(ctx context.Context, m Message) (Result, error) {
 	p, err := s.prepare(0, &m)
 	if err != nil {
@@ -238,26 +288,42 @@ func (s *Sender) Send(ctx context.Context, m Message) (Result, error) {
 		QueueUrl: aws.String(s.queueURL), MessageBody: aws.String(m.Body), MessageAttributes: m.Attributes,
 		DelaySeconds: m.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
 	}
+	fail := func(err error) (Result, error) {
+		res := p.result()
+		res.Err = err
+		return res, err
+	}
 	var prev time.Duration
 	for {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
 		s.markAttempt(p)
 		out, err := s.client.SendMessage(ctx, in)
 		if err == nil {
-			res := Result{MessageID: aws.ToString(out.MessageId), SequenceNumber: aws.ToString(out.SequenceNumber), DeduplicationID: p.dedupID}
+			p.unconfirmed += sdkUnconfirmed(out.ResultMetadata)
+			res := p.result()
+			res.MessageID, res.SequenceNumber = aws.ToString(out.MessageId), aws.ToString(out.SequenceNumber)
 			return res, nil
 		}
+		p.unconfirmed += callUnconfirmed(err)
 		if !sqserr.Transient(err) {
-			return Result{Err: err, DeduplicationID: p.dedupID}, err
+			return fail(err)
 		}
-		if err := s.wait(ctx, []*prepared{p}, &prev, err); err != nil {
-			return Result{Err: err, DeduplicationID: p.dedupID}, err
+		d, failed := s.plan([]*prepared{p}, prev, err)
+		if failed[0] != nil {
+			return fail(failed[0])
+		}
+		prev = d
+		if err := s.sleep(ctx, d, 1, err); err != nil {
+			return fail(err)
 		}
 	}
 }
 
 // markAttempt records an attempt of ps, and the time of the first.
 func (s *Sender) markAttempt(ps ...*prepared) {
-	now := s.opts.Now()
+	now := time.Now()
 	for _, p := range ps {
 		if p.first.IsZero() {
 			p.first = now
@@ -266,41 +332,56 @@ func (s *Sender) markAttempt(ps ...*prepared) {
 	}
 }
 
-// wait sleeps before a retry of ps after cause. It returns an error instead
-// when the strategy stops, ctx ends, or a retry would fall outside the dedup
-// window of the oldest message.
-func (s *Sender) wait(ctx context.Context, ps []*prepared, prev *time.Duration, cause error) error {
-	attempts, oldest := 0, ps[0].first
-	for _, p := range ps {
+// plan decides the retry of ps after cause. A message out of attempts, or
+// stopped by SendBackoff, gets cause as its final error in failed; on FIFO
+// queues, one whose deduplication window would close before the retry gets
+// a WindowExceededError. The others wait d.
+func (s *Sender) plan(ps []*prepared, prev time.Duration, cause error) (d time.Duration, failed []error) {
+	failed = make([]error, len(ps))
+	attempts := 0
+	for i, p := range ps {
+		if p.attempts >= s.opts.SendMaxAttempts {
+			failed[i] = cause
+			continue
+		}
 		attempts = max(attempts, p.attempts)
-		if p.first.Before(oldest) {
-			oldest = p.first
+	}
+	if attempts == 0 {
+		return 0, failed
+	}
+	d = s.delay(attempts-1, prev, cause)
+	now := time.Now()
+	for i, p := range ps {
+		switch {
+		case failed[i] != nil:
+		case d == backoff.Stop:
+			failed[i] = cause
+		case s.fifo && now.Add(d).Sub(p.first) >= s.opts.DedupWindow:
+			failed[i] = &WindowExceededError{DeduplicationID: p.dedupID, FirstAttempt: p.first, Last: cause}
 		}
 	}
-	d := s.delay(attempts-1, *prev, cause)
-	if d == backoff.Stop {
-		return cause
-	}
-	*prev = d
-	if s.fifo && s.opts.Now().Add(d).Sub(oldest) >= s.opts.DedupWindow {
-		return &WindowExceededError{DeduplicationID: ps[0].dedupID, FirstAttempt: oldest, Last: cause}
-	}
-	s.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "fifo: retrying send", slog.Int("messages", len(ps)), slog.Duration("delay", d), slog.String("error", cause.Error()))
-	fire, stop := s.opts.After(d)
+	return d, failed
+}
+
+// sleep waits d before retrying n messages after cause, or returns cause
+// joined with ctx's error if ctx ends first.
+func (s *Sender) sleep(ctx context.Context, d time.Duration, n int, cause error) error {
+	s.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "fifo: retrying send", slog.Int("messages", n), slog.Duration("delay", d), slog.String("error", cause.Error()))
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-fire:
+	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		stop()
 		return errors.Join(cause, ctx.Err())
 	}
 }
 
 func (s *Sender) delay(attempt int, prev time.Duration, cause error) time.Duration {
-	if es, ok := s.opts.Retry.(backoff.ErrorStrategy); ok {
+	if es, ok := s.opts.SendBackoff.(backoff.ErrorStrategy); ok {
 		return es.DelayFor(attempt, prev, cause)
 	}
-	return s.opts.Retry.Delay(attempt, prev)
+	return s.opts.SendBackoff.Delay(attempt, prev)
 }
 
 func optional(s string) *string {

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -20,7 +22,7 @@ func TestSendBatchKeepsGroupOrderAndBatchesFully(t *testing.T) {
 	msgs := messages(100, 7)
 	results := f.sender(t).SendBatch(context.Background(), msgs)
 	for i, r := range results {
-		if r.Err != nil || r.MessageID == "" || r.SequenceNumber == "" || r.DeduplicationID == "" {
+		if r.Err != nil || r.MessageID == "" || r.SequenceNumber == "" || r.DeduplicationID == "" || r.Attempts != 1 || r.Unconfirmed != 0 {
 			t.Fatalf("message %d: %+v", i, r)
 		}
 	}
@@ -31,105 +33,218 @@ func TestSendBatchKeepsGroupOrderAndBatchesFully(t *testing.T) {
 }
 
 func TestSendBatchRetriesOnlyRetryableEntriesInOrder(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	msgs := messages(30, 3)
-	// The first call fails entries 3 and 7 (groups g0 and g1) as throttled;
-	// the later entries of those groups in that batch fail too, as SQS may.
-	f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{
-		Code: "ThrottlingException", Match: func(i int, _ string) bool { return i == 3 || i == 6 || i == 9 || i == 7 },
-	}})
-	results := f.sender(t).SendBatch(context.Background(), msgs)
-	for i, r := range results {
-		if r.Err != nil {
-			t.Fatalf("message %d: %v", i, r.Err)
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		msgs := messages(30, 3)
+		// The first call fails entries 3 and 7 (groups g0 and g1) as
+		// throttled; the later entries of those groups in that batch fail
+		// too, as SQS may.
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{
+			Code: "ThrottlingException", Match: func(i int, _ string) bool { return i == 3 || i == 6 || i == 9 || i == 7 },
+		}})
+		results := f.sender(t).SendBatch(context.Background(), msgs)
+		for i, r := range results {
+			if r.Err != nil {
+				t.Fatalf("message %d: %v", i, r.Err)
+			}
+			if r.Reordered {
+				t.Errorf("message %d: expect no reordering when later group entries failed too", i)
+			}
+			if r.Unconfirmed != 0 {
+				t.Errorf("message %d: expect entries SQS reported failed to count as not stored, got %d unconfirmed", i, r.Unconfirmed)
+			}
 		}
-		if r.Reordered {
-			t.Errorf("message %d: expect no reordering when later group entries failed too", i)
+		if results[3].Attempts != 2 || results[0].Attempts != 1 {
+			t.Errorf("expect 2 attempts for a retried entry and 1 for the others, got %d and %d", results[3].Attempts, results[0].Attempts)
 		}
-	}
-	wantOrder(t, f.drain(t), msgs)
+		wantOrder(t, f.drain(t), msgs)
+	})
 }
 
 // SQS may accept a later entry of a group while an earlier one fails. The
 // failed one is still delivered (after it), and its result says so.
 func TestSendBatchReportsReorderWhenSQSAcceptedLaterEntry(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	msgs := []fifo.Message{{Body: "a1", GroupID: "a"}, {Body: "a2", GroupID: "a"}, {Body: "b1", GroupID: "b"}}
-	f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{
-		Code: "InternalError", Match: func(i int, _ string) bool { return i == 0 },
-	}})
-	results := f.sender(t).SendBatch(context.Background(), msgs)
-	if results[0].Err != nil || !results[0].Reordered || results[1].Reordered {
-		t.Fatalf("expect a1 sent and marked reordered, got %+v", results)
-	}
-	got := f.drain(t)
-	if strings.Join(got["a"], ",") != "a2,a1" || strings.Join(got["b"], ",") != "b1" {
-		t.Fatalf("expect a2,a1 and b1 (nothing lost), got %v", got)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		msgs := []fifo.Message{{Body: "a1", GroupID: "a"}, {Body: "a2", GroupID: "a"}, {Body: "b1", GroupID: "b"}}
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{
+			Code: "InternalError", Match: func(i int, _ string) bool { return i == 0 },
+		}})
+		results := f.sender(t).SendBatch(context.Background(), msgs)
+		if results[0].Err != nil || !results[0].Reordered || results[1].Reordered {
+			t.Fatalf("expect a1 sent and marked reordered, got %+v", results)
+		}
+		got := f.drain(t)
+		if strings.Join(got["a"], ",") != "a2,a1" || strings.Join(got["b"], ",") != "b1" {
+			t.Fatalf("expect a2,a1 and b1 (nothing lost), got %v", got)
+		}
+	})
 }
 
 func TestSendBatchRetriesThrottledCalls(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	msgs := messages(25, 4)
-	throttle := f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 3, Err: &types.RequestThrottled{Message: aws.String("slow down")}})
-	start := f.clock.Now()
-	results := f.sender(t).SendBatch(context.Background(), msgs)
-	for i, r := range results {
-		if r.Err != nil {
-			t.Fatalf("message %d: %v", i, r.Err)
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		msgs := messages(25, 4)
+		throttle := f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 3, Err: &types.RequestThrottled{Message: aws.String("slow down")}})
+		start := time.Now()
+		results := f.sender(t).SendBatch(context.Background(), msgs)
+		for i, r := range results {
+			if r.Err != nil {
+				t.Fatalf("message %d: %v", i, r.Err)
+			}
 		}
-	}
-	if throttle.Fired() != 3 || f.clock.Now() == start {
-		t.Errorf("expect 3 throttled calls with waits between, fired %d", throttle.Fired())
-	}
-	wantOrder(t, f.drain(t), msgs)
+		if throttle.Fired() != 3 || time.Since(start) == 0 {
+			t.Errorf("expect 3 throttled calls with waits between, fired %d", throttle.Fired())
+		}
+		if results[0].Attempts != 4 || results[0].Unconfirmed != 0 {
+			t.Errorf("expect 4 attempts and none unconfirmed (a throttled call stores nothing), got %+v", results[0])
+		}
+		wantOrder(t, f.drain(t), msgs)
+	})
 }
 
 // A response lost after SQS stored the messages: the retry carries the same
 // deduplication ids, so exactly one copy of each is delivered.
 func TestLostResponseDeliversOneCopy(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	s := f.sender(t)
-	f.srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 1, AfterApply: true})
-	if _, err := s.Send(context.Background(), fifo.Message{Body: "once", GroupID: "g"}); err != nil {
-		t.Fatal(err)
-	}
-	f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, AfterApply: true})
-	msgs := messages(5, 1)
-	for i, r := range s.SendBatch(context.Background(), msgs) {
-		if r.Err != nil {
-			t.Fatalf("message %d: %v", i, r.Err)
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		s := f.sender(t)
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 1, AfterApply: true})
+		res, err := s.Send(context.Background(), fifo.Message{Body: "once", GroupID: "g"})
+		if err != nil || res.Attempts != 2 || res.Unconfirmed != 1 {
+			t.Fatalf("expect success on attempt 2 after 1 unconfirmed, got %+v, %v", res, err)
 		}
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, AfterApply: true})
+		msgs := messages(5, 1)
+		for i, r := range s.SendBatch(context.Background(), msgs) {
+			if r.Err != nil || r.Unconfirmed != 1 {
+				t.Fatalf("message %d: %+v", i, r)
+			}
+		}
+		got := f.drain(t)
+		if strings.Join(got["g"], ",") != "once" || len(got["g0"]) != 5 {
+			t.Fatalf("expect exactly one copy of each, got %v", got)
+		}
+		if calls := f.srv.Calls(); calls.Op["SendMessage"] != 2 || calls.Op["SendMessageBatch"] != 2 {
+			t.Errorf("expect one retry each, got %v", calls.Op)
+		}
+	})
+}
+
+// Issue 13 §4.1: on a standard queue every retry after a lost
+// acknowledgement enqueues a copy. The attempts are bounded (3 by default)
+// and Unconfirmed tells the caller how many copies may exist; the queue
+// holds exactly that many here, because sqsfake applies every attempt.
+func TestStandardLostAcknowledgementsBoundedAndCounted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "std", nil)
+		s := f.sender(t)
+		lost := f.srv.Inject(sqsfake.Fault{Op: "SendMessage", AfterApply: true}) // every acknowledgement lost
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		res, err := s.Send(ctx, fifo.Message{Body: "always-lost"})
+		if err == nil || errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("expect the lost acknowledgement's error after the last attempt, got %v", err)
+		}
+		lost.Remove()
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 2, AfterApply: true})
+		res2, err := s.Send(ctx, fifo.Message{Body: "twice-lost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, AfterApply: true})
+		batch := s.SendBatch(ctx, []fifo.Message{{Body: "batch-1"}, {Body: "batch-2"}})
+
+		copies := map[string]int{}
+		for _, body := range f.drain(t)[""] {
+			copies[body]++
+		}
+		if res.Attempts != 3 || res.Unconfirmed != 3 || copies["always-lost"] != 3 {
+			t.Errorf("failed send: expect 3 attempts, 3 unconfirmed, 3 copies; got %d, %d, %d", res.Attempts, res.Unconfirmed, copies["always-lost"])
+		}
+		if res2.Attempts != 3 || res2.Unconfirmed != 2 || copies["twice-lost"] != 1+res2.Unconfirmed {
+			t.Errorf("sent: expect 3 attempts, 2 unconfirmed, 3 copies; got %d, %d, %d", res2.Attempts, res2.Unconfirmed, copies["twice-lost"])
+		}
+		for i, r := range batch {
+			body := []string{"batch-1", "batch-2"}[i]
+			if r.Err != nil || r.Unconfirmed != 1 || copies[body] != 2 {
+				t.Errorf("%s: expect sent with 1 unconfirmed and 2 copies, got %+v and %d copies", body, r, copies[body])
+			}
+		}
+	})
+}
+
+// Issue 13 §4.2: a persistent server error on a standard queue is retried
+// SendMaxAttempts times (3 by default), not until ctx ends.
+func TestPersistentServerErrorIsRetriedBoundedly(t *testing.T) {
+	cases := []struct {
+		queue string
+		opts  func(*fifo.SenderOptions)
+		fault error
+		calls int
+		// unconfirmed: a 5xx may have stored the message, a throttle did not
+		unconfirmed int
+	}{
+		{"std", nil, nil, 3, 3},
+		{"std", nil, &types.RequestThrottled{Message: aws.String("slow down")}, 3, 0},
+		{"std", func(o *fifo.SenderOptions) { o.SendMaxAttempts = 5 }, nil, 5, 5},
+		{"q.fifo", nil, nil, 10, 10},
+		{"q.fifo", func(o *fifo.SenderOptions) { o.SendMaxAttempts = 1 }, nil, 1, 1},
 	}
-	got := f.drain(t)
-	if strings.Join(got["g"], ",") != "once" || len(got["g0"]) != 5 {
-		t.Fatalf("expect exactly one copy of each, got %v", got)
-	}
-	if calls := f.srv.Calls(); calls.Op["SendMessage"] != 2 || calls.Op["SendMessageBatch"] != 2 {
-		t.Errorf("expect one retry each, got %v", calls.Op)
+	for _, c := range cases {
+		synctest.Test(t, func(t *testing.T) {
+			f := newBubbleFixture(t, c.queue, nil)
+			var fns []func(*fifo.SenderOptions)
+			if c.opts != nil {
+				fns = append(fns, c.opts)
+			}
+			s := f.sender(t, fns...)
+			f.srv.Inject(sqsfake.Fault{Err: c.fault})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			res, err := s.Send(ctx, fifo.Message{Body: "x", GroupID: "g"})
+			if err == nil || errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%s: expect the server's error, got %v", c.queue, err)
+			}
+			if n := f.srv.Calls().Op["SendMessage"]; n != c.calls || res.Attempts != c.calls || res.Unconfirmed != c.unconfirmed {
+				t.Errorf("%s: expect %d calls and %d unconfirmed, got %d calls, %+v", c.queue, c.calls, c.unconfirmed, n, res)
+			}
+			f.srv.ClearFaults()
+			f.srv.ResetCalls()
+			if results := s.SendBatch(ctx, []fifo.Message{{Body: "y", GroupID: "g"}}); results[0].Err != nil {
+				t.Fatalf("%s: expect a send without faults to succeed, got %v", c.queue, results[0].Err)
+			}
+			f.srv.Inject(sqsfake.Fault{Err: c.fault})
+			results := s.SendBatch(ctx, []fifo.Message{{Body: "z", GroupID: "g"}})
+			if n := f.srv.Calls().Op["SendMessageBatch"]; n != 1+c.calls || results[0].Err == nil {
+				t.Errorf("%s: SendBatch: expect %d calls and an error, got %d calls, %+v", c.queue, c.calls, n-1, results[0])
+			}
+		})
 	}
 }
 
 func TestWindowExceeded(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	f.srv.Inject(sqsfake.Fault{Op: "SendMessage", Err: &types.RequestThrottled{}})
-	s := f.sender(t)
-	start := f.clock.Now()
-	_, err := s.Send(context.Background(), fifo.Message{Body: "x", GroupID: "g", DeduplicationID: "d-1"})
-	var w *fifo.WindowExceededError
-	if !errors.As(err, &w) {
-		t.Fatalf("expect WindowExceededError, got %v", err)
-	}
-	if w.DeduplicationID != "d-1" || !w.FirstAttempt.Equal(start) || !strings.Contains(err.Error(), "duplicated if sent again") {
-		t.Errorf("unexpected error %+v", w)
-	}
-	var throttled *types.RequestThrottled
-	if !errors.As(err, &throttled) {
-		t.Error("expect the last failure to stay matchable")
-	}
-	if elapsed := f.clock.Now().Sub(start); elapsed >= 4*time.Minute+30*time.Second {
-		t.Errorf("expect no attempt past the 4m30s window, last at %v", elapsed)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		f.srv.Inject(sqsfake.Fault{Op: "SendMessage", Err: &types.RequestThrottled{}})
+		s := f.sender(t, func(o *fifo.SenderOptions) { o.SendMaxAttempts = 1000 })
+		start := time.Now()
+		_, err := s.Send(context.Background(), fifo.Message{Body: "x", GroupID: "g", DeduplicationID: "d-1"})
+		var w *fifo.WindowExceededError
+		if !errors.As(err, &w) {
+			t.Fatalf("expect WindowExceededError, got %v", err)
+		}
+		if w.DeduplicationID != "d-1" || !w.FirstAttempt.Equal(start) || !strings.Contains(err.Error(), "duplicated if sent again") {
+			t.Errorf("unexpected error %+v", w)
+		}
+		var throttled *types.RequestThrottled
+		if !errors.As(err, &throttled) {
+			t.Error("expect the last failure to stay matchable")
+		}
+		if elapsed := time.Since(start); elapsed >= 4*time.Minute+30*time.Second || elapsed < 4*time.Minute {
+			t.Errorf("expect retries until just before the 4m30s window, last at %v", elapsed)
+		}
+	})
 }
 
 func TestValidationErrorsBeforeAnyCall(t *testing.T) {
@@ -142,7 +257,7 @@ func TestValidationErrorsBeforeAnyCall(t *testing.T) {
 	cases := []struct {
 		name  string
 		f     *fixture
-		opts  func(*fifo.Options)
+		opts  func(*fifo.SenderOptions)
 		msg   fifo.Message
 		field string
 	}{
@@ -154,26 +269,26 @@ func TestValidationErrorsBeforeAnyCall(t *testing.T) {
 		{"empty body", fifoQ, nil, fifo.Message{GroupID: "g"}, "MessageBody"},
 		{"body characters", fifoQ, nil, fifo.Message{Body: "\x00", GroupID: "g"}, "MessageBody"},
 		{"too large", fifoQ, nil, fifo.Message{Body: strings.Repeat("x", 1<<20+1), GroupID: "g"}, "MessageBody"},
-		{"too large with attributes", fifoQ, func(o *fifo.Options) { o.MaxMessageBytes = 1024 }, fifo.Message{Body: strings.Repeat("x", 1010), GroupID: "g",
+		{"too large with attributes", fifoQ, func(o *fifo.SenderOptions) { o.MaxMessageBytes = 1024 }, fifo.Message{Body: strings.Repeat("x", 1010), GroupID: "g",
 			Attributes: map[string]types.MessageAttributeValue{"name": {DataType: aws.String("String"), StringValue: aws.String("value")}}}, "MessageBody"},
 		{"eleven attributes", fifoQ, nil, fifo.Message{Body: "x", GroupID: "g", Attributes: many}, "MessageAttributes"},
 		{"reserved attribute name", fifoQ, nil, fifo.Message{Body: "x", GroupID: "g", Attributes: map[string]types.MessageAttributeValue{"AWS.x": {DataType: aws.String("String"), StringValue: aws.String("v")}}}, "MessageAttributes"},
 		{"bad attribute type", fifoQ, nil, fifo.Message{Body: "x", GroupID: "g", Attributes: map[string]types.MessageAttributeValue{"a": {DataType: aws.String("Text"), StringValue: aws.String("v")}}}, "MessageAttributes"},
 		{"delay on FIFO", fifoQ, nil, fifo.Message{Body: "x", GroupID: "g", DelaySeconds: 5}, "DelaySeconds"},
-		{"key dedup without key", fifoQ, func(o *fifo.Options) { o.Dedup = fifo.KeyDedup("orders") }, fifo.Message{Body: "x", GroupID: "g"}, "MessageDeduplicationId"},
-		{"provided dedup without id", fifoQ, func(o *fifo.Options) { o.Dedup = fifo.ProvidedDedup() }, fifo.Message{Body: "x", GroupID: "g"}, "MessageDeduplicationId"},
+		{"key dedup without key", fifoQ, func(o *fifo.SenderOptions) { o.Dedup = fifo.KeyDedup("orders") }, fifo.Message{Body: "x", GroupID: "g"}, "MessageDeduplicationId"},
+		{"provided dedup without id", fifoQ, func(o *fifo.SenderOptions) { o.Dedup = fifo.ProvidedDedup() }, fifo.Message{Body: "x", GroupID: "g"}, "MessageDeduplicationId"},
 		{"dedup id on standard", std, nil, fifo.Message{Body: "x", DeduplicationID: "d"}, "MessageDeduplicationId"},
 		{"delay out of range", std, nil, fifo.Message{Body: "x", DelaySeconds: 901}, "DelaySeconds"},
 	}
 	for _, c := range cases {
-		var fns []func(*fifo.Options)
+		var fns []func(*fifo.SenderOptions)
 		if c.opts != nil {
 			fns = append(fns, c.opts)
 		}
 		s := c.f.sender(t, fns...)
-		_, err := s.Send(context.Background(), c.msg)
+		res, err := s.Send(context.Background(), c.msg)
 		var v *fifo.ValidationError
-		if !errors.As(err, &v) || !errors.Is(err, fifo.ErrInvalid) || v.Field != c.field {
+		if !errors.As(err, &v) || !errors.Is(err, fifo.ErrInvalid) || v.Field != c.field || res.Attempts != 0 {
 			t.Errorf("%s: expect a ValidationError on %s, got %v", c.name, c.field, err)
 		}
 		results := s.SendBatch(context.Background(), []fifo.Message{c.msg})
@@ -186,6 +301,67 @@ func TestValidationErrorsBeforeAnyCall(t *testing.T) {
 	}
 }
 
+// Issue 13 §4.4: the Dedup strategy's sentinel survives in the
+// ValidationError's chain, beside ErrInvalid.
+func TestDedupErrorsKeepTheirSentinel(t *testing.T) {
+	f := newFixture(t, "q.fifo", nil)
+	custom := errors.New("no order id")
+	cases := []struct {
+		dedup fifo.Dedup
+		want  error
+	}{
+		{fifo.KeyDedup("orders"), fifo.ErrNoDedupKey},
+		{fifo.ProvidedDedup(), fifo.ErrNoDedupID},
+		{func(*fifo.Message, string) (string, error) { return "", custom }, custom},
+	}
+	for _, c := range cases {
+		s := f.sender(t, func(o *fifo.SenderOptions) { o.Dedup = c.dedup })
+		_, err := s.Send(context.Background(), fifo.Message{Body: "x", GroupID: "g"})
+		if !errors.Is(err, c.want) || !errors.Is(err, fifo.ErrInvalid) {
+			t.Errorf("Send: expect %v and ErrInvalid in the chain, got %v", c.want, err)
+		}
+		if r := s.SendBatch(context.Background(), []fifo.Message{{Body: "x", GroupID: "g"}}); !errors.Is(r[0].Err, c.want) {
+			t.Errorf("SendBatch: expect %v in the chain, got %v", c.want, r[0].Err)
+		}
+	}
+	if n := f.srv.Calls().Total(); n != 0 {
+		t.Errorf("expect no call to SQS, got %d", n)
+	}
+}
+
+// Issue 13 §4.3: an invalid message blocks only the messages of its group
+// that come after it, and their error names it; earlier messages of the
+// group and other groups are sent.
+func TestSendBatchInvalidMessageBlocksOnlyLaterMessages(t *testing.T) {
+	f := newFixture(t, "q.fifo", nil)
+	msgs := []fifo.Message{
+		{Body: "a1", GroupID: "a"}, {Body: "b1", GroupID: "b"}, {Body: "a2", GroupID: "a"},
+		{Body: "\x00", GroupID: "a"}, // invalid, index 3
+		{Body: "a4", GroupID: "a"}, {Body: "b2", GroupID: "b"}, {Body: "a5", GroupID: "a"},
+	}
+	results := f.sender(t).SendBatch(context.Background(), msgs)
+	for _, i := range []int{0, 1, 2, 5} {
+		if results[i].Err != nil {
+			t.Errorf("message %d (%s): expect sent, got %v", i, msgs[i].Body, results[i].Err)
+		}
+	}
+	if !errors.Is(results[3].Err, fifo.ErrInvalid) {
+		t.Errorf("expect message 3 invalid, got %v", results[3].Err)
+	}
+	for _, i := range []int{4, 6} {
+		var blocked *fifo.GroupBlockedError
+		var cause *fifo.ValidationError
+		if !errors.As(results[i].Err, &blocked) || blocked.GroupID != "a" || blocked.Index != 3 ||
+			!errors.As(blocked.Cause, &cause) || cause.Index != 3 || !strings.Contains(blocked.Error(), "message 3 of group \"a\"") {
+			t.Errorf("message %d: expect blocked by message 3, got %v", i, results[i].Err)
+		}
+	}
+	got := f.drain(t)
+	if strings.Join(got["a"], ",") != "a1,a2" || strings.Join(got["b"], ",") != "b1,b2" {
+		t.Errorf("expect a1,a2 and b1,b2 on the queue, got %v", got)
+	}
+}
+
 func TestPermanentEntryFailureBlocksItsGroup(t *testing.T) {
 	for _, cont := range []bool{false, true} {
 		f := newFixture(t, "q.fifo", nil)
@@ -195,7 +371,7 @@ func TestPermanentEntryFailureBlocksItsGroup(t *testing.T) {
 		}})
 		// a2 travels in the same batch; with the group blocked it must not be
 		// sent in a later batch either, so force one entry per batch.
-		results := f.sender(t, func(o *fifo.Options) { o.ContinueGroupAfterFailure = cont; o.MaxBatchBytes = 2 }).SendBatch(context.Background(), msgs)
+		results := f.sender(t, func(o *fifo.SenderOptions) { o.ContinueGroupAfterFailure = cont; o.MaxBatchBytes = 2 }).SendBatch(context.Background(), msgs)
 		var entry *fifo.EntryError
 		if !errors.As(results[0].Err, &entry) || !entry.SenderFault {
 			t.Fatalf("continue=%v: expect a1 to fail with an EntryError, got %v", cont, results[0].Err)
@@ -205,12 +381,23 @@ func TestPermanentEntryFailureBlocksItsGroup(t *testing.T) {
 			if results[2].Err != nil {
 				t.Errorf("continue=true: expect a2 sent, got %v", results[2].Err)
 			}
-		} else if !errors.As(results[2].Err, &blocked) || blocked.GroupID != "a" {
-			t.Errorf("continue=false: expect a2 blocked, got %v", results[2].Err)
+		} else if !errors.As(results[2].Err, &blocked) || blocked.GroupID != "a" || blocked.Index != 0 || !errors.As(blocked.Cause, &entry) {
+			t.Errorf("continue=false: expect a2 blocked by message 0, got %v", results[2].Err)
 		}
 		if results[1].Err != nil || results[3].Err != nil {
 			t.Errorf("expect group b unaffected, got %v and %v", results[1].Err, results[3].Err)
 		}
+	}
+}
+
+// On a standard queue SQS keeps no order: a fair-queue tenant whose message
+// failed is not blocked.
+func TestStandardQueueDoesNotBlockTenants(t *testing.T) {
+	f := newFixture(t, "std", nil)
+	msgs := []fifo.Message{{Body: "t1", GroupID: "tenant"}, {Body: "\x00", GroupID: "tenant"}, {Body: "t3", GroupID: "tenant"}}
+	results := f.sender(t).SendBatch(context.Background(), msgs)
+	if results[0].Err != nil || !errors.Is(results[1].Err, fifo.ErrInvalid) || results[2].Err != nil {
+		t.Fatalf("expect only the invalid message to fail, got %v, %v, %v", results[0].Err, results[1].Err, results[2].Err)
 	}
 }
 
@@ -226,15 +413,35 @@ func TestNonTransientCallErrorIsNotRetried(t *testing.T) {
 		if !errors.As(r.Err, &missing) && !errors.As(r.Err, new(*fifo.GroupBlockedError)) {
 			t.Errorf("message %d: expect QueueDoesNotExist, got %v", i, r.Err)
 		}
+		if r.Unconfirmed != 0 {
+			t.Errorf("message %d: expect a client error to count as not stored, got %d", i, r.Unconfirmed)
+		}
 	}
 	if n := f.srv.Calls().Op["SendMessageBatch"]; n != 1 {
 		t.Errorf("expect one call, got %d", n)
 	}
 }
 
+func TestCancelledContextMakesNoCall(t *testing.T) {
+	f := newFixture(t, "std", nil)
+	s := f.sender(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := s.Send(ctx, fifo.Message{Body: "x"})
+	results := s.SendBatch(ctx, []fifo.Message{{Body: "y"}})
+	if !errors.Is(err, context.Canceled) || !errors.Is(results[0].Err, context.Canceled) || res.Attempts != 0 || results[0].Attempts != 0 {
+		t.Fatalf("expect context.Canceled without an attempt, got %+v and %+v", res, results[0])
+	}
+	if n := f.srv.Calls().Total(); n != 0 {
+		t.Errorf("expect no call, got %d", n)
+	}
+}
+
 func TestStandardQueueFairGroups(t *testing.T) {
 	f := newFixture(t, "std", nil)
-	s := f.sender(t, func(o *fifo.Options) { o.GroupID = func(m *fifo.Message) string { return "tenant-" + m.Body[:1] } })
+	s := f.sender(t, func(o *fifo.SenderOptions) {
+		o.GroupID = func(m *fifo.Message) string { return "tenant-" + m.Body[:1] }
+	})
 	res, err := s.Send(context.Background(), fifo.Message{Body: "a-order", DelaySeconds: 0})
 	if err != nil || res.DeduplicationID != "" || res.SequenceNumber != "" {
 		t.Fatalf("expect a plain send without dedup id, got %+v, %v", res, err)
@@ -247,11 +454,13 @@ func TestStandardQueueFairGroups(t *testing.T) {
 
 func TestOptionsValidation(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
-	bad := []func(*fifo.Options){
-		func(o *fifo.Options) { o.DedupWindow = 6 * time.Minute },
-		func(o *fifo.Options) { o.DedupWindow = -1 },
-		func(o *fifo.Options) { o.MaxBatchBytes = 1<<20 + 1 },
-		func(o *fifo.Options) { o.MaxMessageBytes = -1 },
+	bad := []func(*fifo.SenderOptions){
+		func(o *fifo.SenderOptions) { o.DedupWindow = 6 * time.Minute },
+		func(o *fifo.SenderOptions) { o.DedupWindow = -1 },
+		func(o *fifo.SenderOptions) { o.MaxBatchBytes = 1<<20 + 1 },
+		func(o *fifo.SenderOptions) { o.MaxMessageBytes = -1 },
+		func(o *fifo.SenderOptions) { o.SendMaxAttempts = -1 },
+		func(o *fifo.SenderOptions) { o.SendBackoff = backoff.FullJitter{Base: -time.Second} },
 	}
 	for i, fn := range bad {
 		if _, err := fifo.NewSender(f.client, f.url, fn); !errors.Is(err, fifo.ErrConfig) {

@@ -37,7 +37,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sender, err := fifo.NewSender(api, url, func(o *fifo.Options) {
+	sender, err := fifo.NewSender(api, url, func(o *fifo.SenderOptions) {
 		o.Dedup = fifo.KeyDedup("orders")                                  // an event id makes a resend harmless
 		o.GroupID = func(m *fifo.Message) string { return m.DedupKey[:5] } // customer from the event id
 	})

@@ -2,6 +2,7 @@ package sqsrule
 
 import (
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -113,8 +114,11 @@ func checkAttributeValue(name string, v types.MessageAttributeValue) error {
 		return violation(CodeInvalidParameterValue, field, "attribute %q has no data type", name)
 	}
 	dt := *v.DataType
-	if len(dt) > MaxDataTypeLen {
-		return violation(CodeInvalidParameterValue, field, "attribute %q data type is longer than %d characters", name, MaxDataTypeLen)
+	if n := utf16Len(dt); n > MaxDataTypeLen {
+		return violation(CodeInvalidParameterValue, field, "attribute %q data type is %d characters, longer than %d", name, n, MaxDataTypeLen)
+	}
+	if err := CheckBody(dt); err != nil {
+		return violation(CodeInvalidParameterValue, field, "attribute %q data type has a character SQS does not allow", name)
 	}
 	if v.StringListValues != nil || v.BinaryListValues != nil {
 		return violation(CodeInvalidParameterValue, field, "attribute %q uses list values, which SQS does not support", name)
@@ -167,14 +171,22 @@ func BaseDataType(dt string) string {
 
 // IsNumber reports whether s is a decimal number as SQS accepts for Number
 // attributes: an optional sign, digits with an optional fraction, and an
-// optional exponent, at most 38 significant digits.
+// optional exponent that fits in 32 bits (Java's BigDecimal syntax); at
+// most 38 significant digits, leading and trailing zeros aside; and zero or
+// a magnitude from 10^-128 to 10^126.
 func IsNumber(s string) bool {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		i++
 	}
-	digits, significant := 0, 0
-	sawPoint := false
+	var (
+		digits, intDigits int
+		leadingZeros      int  // zeros before the first significant digit
+		significant       int  // digits from the first non-zero to the last non-zero
+		run               int  // digits since the last non-zero
+		sawPoint, nonZero bool // a decimal point; a non-zero digit
+		first             byte // the first significant digit
+	)
 	for ; i < len(s); i++ {
 		c := s[i]
 		if c == '.' && !sawPoint {
@@ -185,27 +197,68 @@ func IsNumber(s string) bool {
 			break
 		}
 		digits++
-		if c != '0' || significant > 0 {
-			significant++
+		if !sawPoint {
+			intDigits++
+		}
+		switch {
+		case c != '0':
+			if !nonZero {
+				first = c
+			}
+			significant += run + 1
+			run, nonZero = 0, true
+		case nonZero:
+			run++
+		default:
+			leadingZeros++
 		}
 	}
 	if digits == 0 || significant > 38 {
 		return false
 	}
+	exp := int64(0)
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
+		negative := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			negative = s[i] == '-'
 			i++
 		}
 		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
+		for ; i < len(s) && isDigit(s[i]); i++ {
+			if exp = exp*10 + int64(s[i]-'0'); exp > 1<<31 {
+				return false // beyond BigDecimal's 32-bit exponent
+			}
 		}
 		if i == start {
 			return false
 		}
+		if negative {
+			exp = -exp
+		}
+		if exp > 1<<31-1 {
+			return false
+		}
 	}
-	return i == len(s)
+	if i != len(s) {
+		return false
+	}
+	if !nonZero {
+		return true // zero, whatever its exponent
+	}
+	// The first significant digit stands for 10^order.
+	order := exp + int64(intDigits-leadingZeros-1)
+	return order >= -128 && (order < 126 || (order == 126 && first == '1' && significant == 1))
+}
+
+// utf16Len counts characters as SQS does for the data type's 256-character
+// limit: in UTF-16 units, so a character above U+FFFF counts twice.
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
