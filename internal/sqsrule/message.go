@@ -132,7 +132,7 @@ func checkAttributeValue(name string, v types.MessageAttributeValue) error {
 		}
 	case "Number":
 		if v.StringValue == nil || !IsNumber(*v.StringValue) {
-			return violation(CodeInvalidParameterValue, field, "attribute %q of type %s must carry a decimal number in StringValue", name, dt)
+			return violation(CodeInvalidParameterValue, field, "attribute %q of type %s must carry a decimal number in StringValue: up to 38 digits, zero or 10^-128 to 10^+126 in magnitude", name, dt)
 		}
 		if v.BinaryValue != nil {
 			return violation(CodeInvalidParameterValue, field, "attribute %q of type %s must not have a binary value", name, dt)
@@ -167,13 +167,17 @@ func BaseDataType(dt string) string {
 
 // IsNumber reports whether s is a decimal number as SQS accepts for Number
 // attributes: an optional sign, digits with an optional fraction, and an
-// optional exponent, at most 38 significant digits.
+// optional exponent; at most 38 significant digits; zero, or a magnitude
+// from 10^-128 to 10^+126.
 func IsNumber(s string) bool {
 	i := 0
 	if i < len(s) && (s[i] == '+' || s[i] == '-') {
 		i++
 	}
-	digits, significant := 0, 0
+	intDigits, digits, significant := 0, 0, 0
+	first := -1 // index among the digits of the first significant one
+	firstDigit := byte(0)
+	moreNonZero := false // a non-zero digit after the first significant one
 	sawPoint := false
 	for ; i < len(s); i++ {
 		c := s[i]
@@ -184,28 +188,52 @@ func IsNumber(s string) bool {
 		if !isDigit(c) {
 			break
 		}
-		digits++
-		if c != '0' || significant > 0 {
+		switch {
+		case first >= 0:
 			significant++
+			moreNonZero = moreNonZero || c != '0'
+		case c != '0':
+			first, firstDigit, significant = digits, c, 1
+		}
+		digits++
+		if !sawPoint {
+			intDigits++
 		}
 	}
 	if digits == 0 || significant > 38 {
 		return false
 	}
+	exp := 0
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
+		neg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			neg = s[i] == '-'
 			i++
 		}
 		start := i
-		for i < len(s) && isDigit(s[i]) {
-			i++
+		for ; i < len(s) && isDigit(s[i]); i++ {
+			if exp < 1_000_000 { // saturate: far out of range either way
+				exp = exp*10 + int(s[i]-'0')
+			}
 		}
 		if i == start {
 			return false
 		}
+		if neg {
+			exp = -exp
+		}
 	}
-	return i == len(s)
+	if i != len(s) {
+		return false
+	}
+	if first < 0 {
+		return true // zero, whatever its exponent
+	}
+	// The first significant digit stands for 10^e: intDigits-1 for the
+	// leftmost integer digit, -1 for the first fraction digit.
+	e := intDigits - 1 - first + exp
+	return e >= MinNumberExponent && (e < MaxNumberExponent || (e == MaxNumberExponent && firstDigit == '1' && !moreNonZero))
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
