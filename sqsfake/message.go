@@ -45,10 +45,10 @@ type message struct {
 	md5Attrs     string
 
 	// Store indexes (see messages).
-	state                     msgState
+	state                      msgState
 	readyPos, timedPos, agePos int
-	group                     *group
-	prev, next                *message // neighbours in the FIFO group
+	group                      *group
+	prev, next                 *message // neighbours in the FIFO group
 }
 
 func newMessage() *message { return &message{readyPos: -1, timedPos: -1, agePos: -1} }
