@@ -44,6 +44,7 @@ type moveTasks struct {
 type moveTask struct {
 	handle    string
 	sourceArn string
+	sourceID  uint64 // the source queue's incarnation: a queue created again under its name is another queue
 	destArn   string // "" sends each message back to its DeadLetterQueueSourceArn
 	rate      int    // messages per second
 	rateGiven bool
@@ -80,7 +81,7 @@ func (s *Server) runMoveTasks(now time.Time) {
 // whether it moved anything.
 func (s *Server) advanceTask(t *moveTask, now time.Time) bool {
 	src, ok := s.lookupArn(t.sourceArn)
-	if !ok {
+	if !ok || src.id != t.sourceID {
 		t.status, t.failure = taskFailed, "The source queue "+t.sourceArn+" was deleted."
 		return false
 	}
@@ -140,7 +141,7 @@ func (s *Server) nextMoveTime() time.Time {
 	var next time.Time
 	for _, t := range s.tasks.running {
 		at := t.started.Add(time.Duration(float64(t.moved+1) / float64(t.rate) * float64(time.Second)))
-		if src, ok := s.lookupArn(t.sourceArn); ok && src.msgs.visible == 0 {
+		if src, ok := s.lookupArn(t.sourceArn); ok && src.id == t.sourceID && src.msgs.visible == 0 {
 			at = src.msgs.next() // behind schedule until a message comes back
 		}
 		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
@@ -197,7 +198,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, in *sqs.StartMessageM
 	id := s.nextSeq()
 	t := &moveTask{
 		handle:    base64.RawURLEncoding.EncodeToString([]byte("sqsfake|task|" + strconv.FormatUint(id, 10) + "|" + src.arn)),
-		sourceArn: src.arn, destArn: destArn, rate: rate, rateGiven: in.MaxNumberOfMessagesPerSecond != nil,
+		sourceArn: src.arn, sourceID: src.id, destArn: destArn, rate: rate, rateGiven: in.MaxNumberOfMessagesPerSecond != nil,
 		started: now, toMove: int64(src.msgs.len()), status: taskRunning,
 	}
 	if t.toMove == 0 {
