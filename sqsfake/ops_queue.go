@@ -134,7 +134,7 @@ func (s *Server) setQueueAttributes(ctx context.Context, in *sqs.SetQueueAttribu
 	}
 	attrs := q.attrs
 	attrs.passthrough = maps.Clone(q.attrs.passthrough)
-	if err := attrs.apply(in.Attributes, attrContext{self: q, arn: q.arn, fifo: q.fifo, lookupArn: s.lookupArn}); err != nil {
+	if err := attrs.apply(in.Attributes, attrContext{arn: q.arn, fifo: q.fifo, lookupArn: s.lookupArn}); err != nil {
 		return nil, err
 	}
 	q.tick(now)

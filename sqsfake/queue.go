@@ -129,8 +129,7 @@ func defaultAttrs(fifo bool) queueAttrs {
 
 // attrContext is what validating attributes needs from the Server.
 type attrContext struct {
-	self      *queue // the queue being changed; nil while it is created
-	arn       string // its ARN
+	arn       string // the ARN of the queue being created or changed
 	fifo      bool
 	creating  bool // inside CreateQueue, where FifoQueue may be given
 	lookupArn func(string) (*queue, bool)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -248,7 +249,7 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "sqsfake speaks the AWS JSON 1.0 protocol: POST with X-Amz-Target: AmazonSQS.<Operation>", http.StatusMethodNotAllowed)
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	body, err := readBody(w, r)
 	if err != nil {
 		http.Error(w, "cannot read the request body: "+err.Error(), http.StatusRequestEntityTooLarge)
 		return
@@ -264,6 +265,21 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k, v := range resp.header {
 		w.Header()[k] = v
 	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body))) // never chunked
 	w.WriteHeader(resp.status)
 	_, _ = w.Write(resp.body)
+}
+
+// readBody reads a request body of at most maxRequestBytes, in one
+// allocation when the client sent its length.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	if n := r.ContentLength; n >= 0 && n <= maxRequestBytes {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(rd, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(rd)
 }
