@@ -172,3 +172,39 @@ func TestFIFODelayIncreaseIsRetroactive(t *testing.T) {
 		t.Fatal("expect the message 60 s after its send")
 	}
 }
+
+// A task with nothing movable (the FIFO dead-letter queue's group is locked
+// by a message in flight, though another is visible behind it) lets a long
+// poll on its destination park instead of spinning, and moves the messages
+// once the group is free again.
+func TestMoveTaskBehindScheduleDoesNotSpin(t *testing.T) {
+	f := newFixture()
+	ctx := context.Background()
+	src, dlq := f.deadLettered(t, true, "1", "2")
+	if out, _ := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), VisibilityTimeout: 60}); len(out.Messages) != 1 {
+		t.Fatal("expect to hold the DLQ's first message")
+	}
+	if _, err := f.client.StartMessageMoveTask(ctx, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String("arn:aws:sqs:us-east-1:123456789012:dlq.fifo")}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(time.Second) // the task is behind: nothing to move
+	done := make(chan int, 1)
+	go func() {
+		out, _ := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(src), WaitTimeSeconds: 20})
+		done <- len(out.Messages)
+	}()
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := f.clock.WaitForTimers(wctx, 1); err != nil {
+		t.Fatalf("expect the long poll parked on the clock: %v", err)
+	}
+	f.clock.Advance(20 * time.Second)
+	if n := <-done; n != 0 {
+		t.Fatalf("expect an empty poll while the message is in flight, got %d", n)
+	}
+	f.clock.Advance(40 * time.Second) // the DLQ's group is free again
+	out, err := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(src), MaxNumberOfMessages: 10})
+	if err != nil || len(out.Messages) != 2 || aws.ToString(out.Messages[0].Body) != "1" {
+		t.Fatalf("expect both messages moved in order once the group is free, got %v, %v", out, err)
+	}
+}

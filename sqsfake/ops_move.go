@@ -55,10 +55,18 @@ type moveTask struct {
 	failure   string
 }
 
-// due is how many messages the task may have moved by now.
+// due is how many messages the task may have moved by now: rate per second
+// since it started, counted in whole microseconds.
 func (t *moveTask) due(now time.Time) int64 {
-	n := int64(now.Sub(t.started).Seconds() * float64(t.rate))
+	n := int64(now.Sub(t.started)/time.Microsecond) * int64(t.rate) / 1_000_000
 	return min(n, t.toMove)
+}
+
+// dueAt is the first time due reaches k.
+func (t *moveTask) dueAt(k int64) time.Time {
+	rate := int64(t.rate)
+	micros := (k*1_000_000 + rate - 1) / rate // rounded up, so due(dueAt(k)) >= k
+	return t.started.Add(time.Duration(micros) * time.Microsecond)
 }
 
 // runMoveTasks moves what each running task's rate allows by now. Callers
@@ -135,16 +143,21 @@ func (s *Server) moveTo(dst *queue, m *message, now time.Time) {
 	dst.store(nm, seq, now)
 }
 
-// nextMoveTime returns when a running task moves its next message, or the
-// zero time if none can move before its source changes. Callers hold s.mu.
-func (s *Server) nextMoveTime() time.Time {
+// nextMoveTime returns when a running task can move its next message, or
+// the zero time if none can before its source changes (a task behind its
+// rate has nothing movable; a message coming back into view is the next
+// change, and calls that change the source wake long polls themselves).
+// Callers hold s.mu and have run the tasks to now.
+func (s *Server) nextMoveTime(now time.Time) time.Time {
 	var next time.Time
 	for _, t := range s.tasks.running {
-		at := t.started.Add(time.Duration(float64(t.moved+1) / float64(t.rate) * float64(time.Second)))
-		if src, ok := s.lookupArn(t.sourceArn); ok && src.id == t.sourceID && src.msgs.visible == 0 {
-			at = src.msgs.next() // behind schedule until a message comes back
+		at := t.dueAt(t.moved + 1)
+		if !at.After(now) {
+			if src, ok := s.lookupArn(t.sourceArn); ok && src.id == t.sourceID {
+				at = src.msgs.next()
+			}
 		}
-		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+		if at.After(now) && (next.IsZero() || at.Before(next)) {
 			next = at
 		}
 	}

@@ -59,7 +59,7 @@ func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput
 		// Sleep until something can change: a message becoming visible on
 		// this queue, a move task's next move, or the end of the wait.
 		until := deadline
-		for _, t := range []time.Time{q.msgs.next(), s.nextMoveTime()} {
+		for _, t := range []time.Time{q.msgs.next(), s.nextMoveTime(now)} {
 			if !t.IsZero() && t.Before(until) {
 				until = t
 			}
