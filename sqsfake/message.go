@@ -45,13 +45,15 @@ type message struct {
 	md5Attrs     string
 
 	// Store indexes (see messages).
-	state                      msgState
-	readyPos, timedPos, agePos int
-	group                      *group
-	prev, next                 *message // neighbours in the FIFO group
+	state            msgState
+	readyPos, agePos int
+	group            *group
+	prev, next       *message // neighbours in the FIFO group
+	lane             *lane    // the timed lane holding it, if delayed or in flight
+	tprev, tnext     *message // neighbours in the lane
 }
 
-func newMessage() *message { return &message{readyPos: -1, timedPos: -1, agePos: -1} }
+func newMessage() *message { return &message{readyPos: -1, agePos: -1} }
 
 // inFlight reports whether the message was received and is still invisible.
 func (m *message) inFlight(now time.Time) bool {

@@ -181,7 +181,7 @@ func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message,
 			m.firstRecv = now
 		}
 		m.lastRecvAt = now
-		q.msgs.deliver(m, now.Add(visibility))
+		q.msgs.deliver(m, now, visibility)
 		m.handle = receiptHandle(q, m)
 		m.touched = false
 		out = append(out, m)

@@ -160,7 +160,7 @@ func (s *Server) redrive(q *queue, m *message, now time.Time) bool {
 		sentAt: m.sentAt, enqueuedAt: m.enqueuedAt, visibleAt: now,
 		firstRecv: m.firstRecv, receiveCount: m.receiveCount,
 		md5Body: m.md5Body, md5Attrs: m.md5Attrs,
-		readyPos: -1, timedPos: -1, agePos: -1,
+		readyPos: -1, agePos: -1,
 	}
 	if dlq.fifo {
 		moved.dedupID = m.id

@@ -12,7 +12,8 @@ import "time"
 //     and a heap of the groups that can deliver now (no message in flight,
 //     head visible) by the sequence of their head;
 //   - timed: delayed and in-flight messages by the time they become
-//     visible, so time passing moves exactly the messages that are due;
+//     visible (see timedLanes), so time passing moves exactly the messages
+//     that are due;
 //   - age: every message by enqueue time, for retention.
 //
 // State changes are lazy: tick moves what is due when the queue is next
@@ -23,7 +24,7 @@ type messages struct {
 	ready  indexedHeap[*message]
 	groups map[string]*group
 	avail  indexedHeap[*group]
-	timed  indexedHeap[*message]
+	timed  timedLanes
 	age    indexedHeap[*message]
 
 	visible, inFlight, delayed int
@@ -42,32 +43,19 @@ type group struct {
 func newMessages(fifo bool) *messages {
 	ms := &messages{fifo: fifo, bySeq: map[uint64]*message{}}
 	ms.ready = indexedHeap[*message]{
-		less: func(a, b *message) bool { return a.seq < b.seq },
-		pos:  func(m *message) *int { return &m.readyPos },
+		key: func(m *message) heapKey { return heapKey{b: m.seq} },
+		pos: func(m *message) *int { return &m.readyPos },
 	}
-	ms.timed = indexedHeap[*message]{
-		less: func(a, b *message) bool {
-			if a.visibleAt.Equal(b.visibleAt) {
-				return a.seq < b.seq
-			}
-			return a.visibleAt.Before(b.visibleAt)
-		},
-		pos: func(m *message) *int { return &m.timedPos },
-	}
+	ms.timed = newTimedLanes()
 	ms.age = indexedHeap[*message]{
-		less: func(a, b *message) bool {
-			if a.enqueuedAt.Equal(b.enqueuedAt) {
-				return a.seq < b.seq
-			}
-			return a.enqueuedAt.Before(b.enqueuedAt)
-		},
+		key: func(m *message) heapKey { return heapKey{a: m.enqueuedAt.UnixNano(), b: m.seq} },
 		pos: func(m *message) *int { return &m.agePos },
 	}
 	if fifo {
 		ms.groups = map[string]*group{}
 		ms.avail = indexedHeap[*group]{
-			less: func(a, b *group) bool { return a.head.seq < b.head.seq },
-			pos:  func(g *group) *int { return &g.availPos },
+			key: func(g *group) heapKey { return heapKey{b: g.head.seq} },
+			pos: func(g *group) *int { return &g.availPos },
 		}
 	}
 	return ms
@@ -95,9 +83,9 @@ func (ms *messages) add(m *message, now time.Time) {
 		g.tail = m
 	}
 	if m.visibleAt.After(now) {
-		ms.enter(m, stateDelayed)
+		ms.enter(m, stateDelayed, now)
 	} else {
-		ms.enter(m, stateVisible)
+		ms.enter(m, stateVisible, now)
 	}
 }
 
@@ -147,15 +135,16 @@ func (ms *messages) leave(m *message) {
 	}
 }
 
-// enter puts m into the indexes of state s.
-func (ms *messages) enter(m *message, s msgState) {
+// enter puts m into the indexes of state s; a delayed or in-flight message
+// waits from now.
+func (ms *messages) enter(m *message, s msgState, now time.Time) {
 	m.state = s
 	switch s {
 	case stateDelayed:
-		ms.timed.push(m)
+		ms.timed.push(m, now)
 		ms.delayed++
 	case stateInFlight:
-		ms.timed.push(m)
+		ms.timed.push(m, now)
 		ms.inFlight++
 		if m.group != nil {
 			m.group.inFlight++
@@ -193,7 +182,7 @@ func (ms *messages) tick(now time.Time) {
 	for ms.timed.Len() > 0 && !ms.timed.top().visibleAt.After(now) {
 		m := ms.timed.top()
 		ms.leave(m)
-		ms.enter(m, stateVisible)
+		ms.enter(m, stateVisible, now)
 	}
 }
 
@@ -213,28 +202,23 @@ func (ms *messages) next() time.Time {
 	return ms.timed.top().visibleAt
 }
 
-// deliver puts a visible message in flight until the given time.
-func (ms *messages) deliver(m *message, until time.Time) {
+// deliver puts a visible message in flight until now+visibility.
+func (ms *messages) deliver(m *message, now time.Time, visibility time.Duration) {
 	ms.leave(m)
-	m.visibleAt = until
-	ms.enter(m, stateInFlight)
+	m.visibleAt = now.Add(visibility)
+	ms.enter(m, stateInFlight, now)
 }
 
 // setVisibleAt changes when a received message becomes visible: a time
 // after now keeps (or puts) it in flight until then, any other time makes it
 // visible at once.
 func (ms *messages) setVisibleAt(m *message, at, now time.Time) {
-	if m.state == stateInFlight && at.After(now) {
-		m.visibleAt = at
-		ms.timed.fix(m)
-		return
-	}
 	ms.leave(m)
 	m.visibleAt = at
 	if at.After(now) {
-		ms.enter(m, stateInFlight)
+		ms.enter(m, stateInFlight, now)
 	} else {
-		ms.enter(m, stateVisible)
+		ms.enter(m, stateVisible, now)
 	}
 }
 
@@ -248,9 +232,9 @@ func (ms *messages) redelay(delay time.Duration, now time.Time) {
 		ms.leave(m)
 		m.visibleAt = m.sentAt.Add(delay)
 		if m.visibleAt.After(now) {
-			ms.enter(m, stateDelayed)
+			ms.enter(m, stateDelayed, now)
 		} else {
-			ms.enter(m, stateVisible)
+			ms.enter(m, stateVisible, now)
 		}
 	}
 }
