@@ -177,9 +177,11 @@
 // # Faults and call counts
 //
 // Inject adds a Fault: fail the next N calls of an operation (optionally of
-// one queue) before they take effect, or after they took effect (AfterApply,
-// a lost acknowledgement), delay them on the clock, fail chosen entries of a
-// batch call, drop the connection, or answer with a chosen HTTP status.
+// one queue, or those whose input a Match function picks) before they take
+// effect, or after they took effect (AfterApply, a lost acknowledgement),
+// delay them on the clock, fail chosen entries of a batch call, drop the
+// connection, answer with a chosen HTTP status, or corrupt the answer's
+// message checksums so the SDK fails a call that took effect.
 // Faults act on the Server, so they reach every client; over the wire they
 // are the service's own failures (ErrInternal is an HTTP 500, ErrThrottled
 // the throttling shape), so the SDK retries them as it would in production.

@@ -48,6 +48,16 @@ type Fault struct {
 	// set, else with an empty body, as a proxy or load balancer might (the
 	// SDK retries 500, 502, 503 and 504).
 	Status int
+	// CorruptChecksum lets the call take effect and answers with a wrong
+	// MD5OfMessageBody (SendMessage, SendMessageBatch, ReceiveMessage), as if
+	// the answer was corrupted in transit: the SDK's checksum validation
+	// fails the call. A send is then stored though the caller sees an error;
+	// received messages are in flight though the caller got none.
+	CorruptChecksum bool
+	// Match, if set, picks the calls the fault affects among those Op and
+	// Queue select, by operation and input (*sqs.SendMessageInput, …): for
+	// example only the batch holding a given body.
+	Match func(op string, in any) bool
 }
 
 // EntryFault makes entries of a batch call fail.
@@ -120,10 +130,11 @@ func (h *FaultHandle) failure() error {
 }
 
 // failsCall reports whether the fault ends the call with an error, as
-// opposed to only delaying it or failing batch entries.
+// opposed to only delaying it, failing batch entries or corrupting its
+// answer.
 func (h *FaultHandle) failsCall() bool {
 	f := h.fault
-	return f.Err != nil || f.DropConnection || f.Status != 0 || (f.Latency == 0 && f.Entries == nil)
+	return f.Err != nil || f.DropConnection || f.Status != 0 || (f.Latency == 0 && f.Entries == nil && !f.CorruptChecksum)
 }
 
 // entryFails reports whether the fault fails a batch entry.
@@ -159,7 +170,7 @@ func (f *wireFault) Error() string {
 func (f *wireFault) Unwrap() error { return f.err }
 
 // record counts a call and returns the fault that applies to it, if any.
-func (s *Server) record(op, queueName string) *FaultHandle {
+func (s *Server) record(op, queueName string, in any) *FaultHandle {
 	s.hookMu.Lock()
 	defer s.hookMu.Unlock()
 	s.calls.Op[op]++
@@ -171,6 +182,9 @@ func (s *Server) record(op, queueName string) *FaultHandle {
 	}
 	for i, f := range s.faults {
 		if (f.fault.Op != "" && f.fault.Op != op) || (f.fault.Queue != "" && f.fault.Queue != queueName) {
+			continue
+		}
+		if f.fault.Match != nil && !f.fault.Match(op, in) {
 			continue
 		}
 		f.fired++

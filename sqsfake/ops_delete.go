@@ -97,7 +97,7 @@ func (s *Server) changeVisibility(q *queue, handle *string, seconds int32, now t
 
 // deleteMessageOp deletes a message by receipt handle.
 func (s *Server) deleteMessageOp(ctx context.Context, in *sqs.DeleteMessageInput) (*sqs.DeleteMessageOutput, error) {
-	f, err := s.begin(ctx, "DeleteMessage", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "DeleteMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (s *Server) deleteMessageOp(ctx context.Context, in *sqs.DeleteMessageInput
 // changeMessageVisibility sets a received message's visibility timeout,
 // counted from now.
 func (s *Server) changeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput) (*sqs.ChangeMessageVisibilityOutput, error) {
-	f, err := s.begin(ctx, "ChangeMessageVisibility", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "ChangeMessageVisibility", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (s *Server) deleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBa
 		ids[i] = aws.ToString(e.Id)
 	}
 	out := &sqs.DeleteMessageBatchOutput{Successful: []types.DeleteMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
-	err := s.batch(ctx, "DeleteMessageBatch", in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
+	err := s.batch(ctx, "DeleteMessageBatch", in, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
 		return s.deleteMessage(q, in.Entries[i].ReceiptHandle, now)
 	}, func(i int) {
 		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: in.Entries[i].Id})
@@ -158,7 +158,7 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, in *sqs.Chang
 		ids[i] = aws.ToString(e.Id)
 	}
 	out := &sqs.ChangeMessageVisibilityBatchOutput{Successful: []types.ChangeMessageVisibilityBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
-	err := s.batch(ctx, "ChangeMessageVisibilityBatch", in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
+	err := s.batch(ctx, "ChangeMessageVisibilityBatch", in, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
 		return s.changeVisibility(q, in.Entries[i].ReceiptHandle, in.Entries[i].VisibilityTimeout, now)
 	}, func(i int) {
 		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: in.Entries[i].Id})
@@ -170,8 +170,8 @@ func (s *Server) changeMessageVisibilityBatch(ctx context.Context, in *sqs.Chang
 // apply per entry, reporting each as ok or failed. A request-level error
 // comes back alone; the error of a lost acknowledgement comes back after
 // every entry was applied.
-func (s *Server) batch(ctx context.Context, op string, queueURL *string, ids []string, apply func(*queue, int, time.Time) error, ok func(int), failed func(types.BatchResultErrorEntry)) error {
-	f, err := s.begin(ctx, op, queueNameOf(queueURL))
+func (s *Server) batch(ctx context.Context, op string, in any, queueURL *string, ids []string, apply func(*queue, int, time.Time) error, ok func(int), failed func(types.BatchResultErrorEntry)) error {
+	f, err := s.begin(ctx, op, queueNameOf(queueURL), in)
 	if err != nil {
 		return err
 	}

@@ -166,7 +166,7 @@ func (s *Server) nextMoveTime(now time.Time) time.Time {
 
 // startMessageMoveTask starts moving a dead-letter queue's messages.
 func (s *Server) startMessageMoveTask(ctx context.Context, in *sqs.StartMessageMoveTaskInput) (*sqs.StartMessageMoveTaskOutput, error) {
-	f, err := s.begin(ctx, "StartMessageMoveTask", queueNameOfArn(in.SourceArn))
+	f, err := s.begin(ctx, "StartMessageMoveTask", queueNameOfArn(in.SourceArn), in)
 	if err != nil {
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func (s *Server) startMessageMoveTask(ctx context.Context, in *sqs.StartMessageM
 
 // listMessageMoveTasks returns a source's most recent tasks, newest first.
 func (s *Server) listMessageMoveTasks(ctx context.Context, in *sqs.ListMessageMoveTasksInput) (*sqs.ListMessageMoveTasksOutput, error) {
-	f, err := s.begin(ctx, "ListMessageMoveTasks", queueNameOfArn(in.SourceArn))
+	f, err := s.begin(ctx, "ListMessageMoveTasks", queueNameOfArn(in.SourceArn), in)
 	if err != nil {
 		return nil, err
 	}
@@ -282,7 +282,7 @@ func (s *Server) listMessageMoveTasks(ctx context.Context, in *sqs.ListMessageMo
 
 // cancelMessageMoveTask stops a running task; messages it moved stay moved.
 func (s *Server) cancelMessageMoveTask(ctx context.Context, in *sqs.CancelMessageMoveTaskInput) (*sqs.CancelMessageMoveTaskOutput, error) {
-	f, err := s.begin(ctx, "CancelMessageMoveTask", "")
+	f, err := s.begin(ctx, "CancelMessageMoveTask", "", in)
 	if err != nil {
 		return nil, err
 	}

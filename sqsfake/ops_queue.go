@@ -23,7 +23,7 @@ const purgeCooldown = 60 * time.Second
 // createQueue creates a queue, or returns the URL of an existing queue with
 // the same name and attributes.
 func (s *Server) createQueue(ctx context.Context, in *sqs.CreateQueueInput) (*sqs.CreateQueueOutput, error) {
-	f, err := s.begin(ctx, "CreateQueue", "")
+	f, err := s.begin(ctx, "CreateQueue", "", in)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func (s *Server) createQueue(ctx context.Context, in *sqs.CreateQueueInput) (*sq
 
 // getQueueURL returns the URL of a queue by name.
 func (s *Server) getQueueURL(ctx context.Context, in *sqs.GetQueueUrlInput) (*sqs.GetQueueUrlOutput, error) {
-	f, err := s.begin(ctx, "GetQueueUrl", aws.ToString(in.QueueName))
+	f, err := s.begin(ctx, "GetQueueUrl", aws.ToString(in.QueueName), in)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (s *Server) getQueueURL(ctx context.Context, in *sqs.GetQueueUrlInput) (*sq
 
 // getQueueAttributes returns the named attributes, or all of them for "All".
 func (s *Server) getQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
-	f, err := s.begin(ctx, "GetQueueAttributes", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "GetQueueAttributes", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (s *Server) getQueueAttributes(ctx context.Context, in *sqs.GetQueueAttribu
 
 // setQueueAttributes changes settable attributes.
 func (s *Server) setQueueAttributes(ctx context.Context, in *sqs.SetQueueAttributesInput) (*sqs.SetQueueAttributesOutput, error) {
-	f, err := s.begin(ctx, "SetQueueAttributes", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "SetQueueAttributes", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func (s *Server) setQueueAttributes(ctx context.Context, in *sqs.SetQueueAttribu
 // deleteQueue deletes a queue and its messages. The name cannot be reused
 // for 60 seconds.
 func (s *Server) deleteQueue(ctx context.Context, in *sqs.DeleteQueueInput) (*sqs.DeleteQueueOutput, error) {
-	f, err := s.begin(ctx, "DeleteQueue", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "DeleteQueue", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -172,7 +172,7 @@ func (s *Server) deleteQueue(ctx context.Context, in *sqs.DeleteQueueInput) (*sq
 // purgeQueue deletes every message, in flight or not. A second purge within
 // 60 seconds fails with PurgeQueueInProgress.
 func (s *Server) purgeQueue(ctx context.Context, in *sqs.PurgeQueueInput) (*sqs.PurgeQueueOutput, error) {
-	f, err := s.begin(ctx, "PurgeQueue", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "PurgeQueue", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (s *Server) purgeQueue(ctx context.Context, in *sqs.PurgeQueueInput) (*sqs.
 // listQueues lists queue URLs by name prefix, paginated when MaxResults is
 // set.
 func (s *Server) listQueues(ctx context.Context, in *sqs.ListQueuesInput) (*sqs.ListQueuesOutput, error) {
-	f, err := s.begin(ctx, "ListQueues", "")
+	f, err := s.begin(ctx, "ListQueues", "", in)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (s *Server) listQueues(ctx context.Context, in *sqs.ListQueuesInput) (*sqs.
 // listDeadLetterSourceQueues lists the queues whose redrive policy targets
 // the given queue.
 func (s *Server) listDeadLetterSourceQueues(ctx context.Context, in *sqs.ListDeadLetterSourceQueuesInput) (*sqs.ListDeadLetterSourceQueuesOutput, error) {
-	f, err := s.begin(ctx, "ListDeadLetterSourceQueues", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "ListDeadLetterSourceQueues", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // done; it wakes when a message is sent, a delay ends, a visibility timeout
 // expires or a FIFO group unlocks.
 func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
-	f, err := s.begin(ctx, "ReceiveMessage", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "ReceiveMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}

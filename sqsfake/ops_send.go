@@ -37,7 +37,7 @@ func optional(s string) *string {
 
 // sendMessage sends one message.
 func (s *Server) sendMessage(ctx context.Context, in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
-	f, err := s.begin(ctx, "SendMessage", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "SendMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Server) sendMessage(ctx context.Context, in *sqs.SendMessageInput) (*sq
 // sendMessageBatch sends up to ten messages. Request-level problems fail the
 // call; problems of one entry are reported in Failed[] with SenderFault true.
 func (s *Server) sendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
-	f, err := s.begin(ctx, "SendMessageBatch", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "SendMessageBatch", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}

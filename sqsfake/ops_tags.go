@@ -40,7 +40,7 @@ func checkTag(key, value string) error {
 
 // tagQueue adds or overwrites tags.
 func (s *Server) tagQueue(ctx context.Context, in *sqs.TagQueueInput) (*sqs.TagQueueOutput, error) {
-	f, err := s.begin(ctx, "TagQueue", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "TagQueue", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,7 @@ func (s *Server) tagQueue(ctx context.Context, in *sqs.TagQueueInput) (*sqs.TagQ
 
 // untagQueue removes tags by key; absent keys are ignored.
 func (s *Server) untagQueue(ctx context.Context, in *sqs.UntagQueueInput) (*sqs.UntagQueueOutput, error) {
-	f, err := s.begin(ctx, "UntagQueue", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "UntagQueue", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +85,7 @@ func (s *Server) untagQueue(ctx context.Context, in *sqs.UntagQueueInput) (*sqs.
 
 // listQueueTags returns a queue's tags.
 func (s *Server) listQueueTags(ctx context.Context, in *sqs.ListQueueTagsInput) (*sqs.ListQueueTagsOutput, error) {
-	f, err := s.begin(ctx, "ListQueueTags", queueNameOf(in.QueueUrl))
+	f, err := s.begin(ctx, "ListQueueTags", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}

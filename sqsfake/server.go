@@ -105,6 +105,7 @@ type request struct {
 	endpoint string          // scheme and host the request was sent to
 	queue    string          // the queue it named, for the request log
 	drain    <-chan struct{} // closed when the HTTP server shuts down; nil in process
+	corrupt  bool            // a fault corrupts the answer's message checksums
 }
 
 type requestKey struct{}
@@ -217,17 +218,19 @@ func parseReceiptHandle(h string) (queueID, seq uint64, ok bool) {
 }
 
 // begin records a call and runs the faults that match it. It returns the
-// fault to apply after the call (a lost acknowledgement or entry failures),
-// or an error to answer with at once.
-func (s *Server) begin(ctx context.Context, op, queueName string) (*FaultHandle, error) {
+// fault to apply after the call (a lost acknowledgement, entry failures, a
+// corrupted checksum), or an error to answer with at once.
+func (s *Server) begin(ctx context.Context, op, queueName string, in any) (*FaultHandle, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	requestOf(ctx).queue = queueName
-	f := s.record(op, queueName)
+	req := requestOf(ctx)
+	req.queue = queueName
+	f := s.record(op, queueName, in)
 	if f == nil {
 		return nil, nil
 	}
+	req.corrupt = f.fault.CorruptChecksum
 	if f.fault.Latency > 0 {
 		timer, stop := s.opts.Clock.After(f.fault.Latency)
 		select {
@@ -237,7 +240,7 @@ func (s *Server) begin(ctx context.Context, op, queueName string) (*FaultHandle,
 			return nil, ctx.Err()
 		}
 	}
-	if f.fault.Entries != nil || f.fault.AfterApply {
+	if f.fault.Entries != nil || f.fault.AfterApply || f.fault.CorruptChecksum {
 		return f, nil
 	}
 	if f.failsCall() {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/traits"
@@ -58,6 +59,9 @@ func (s *Server) serve(ctx context.Context, endpoint, target string, body []byte
 		if err != nil {
 			resp = s.errorResponse(err, requestID)
 		} else {
+			if req.corrupt {
+				corruptChecksums(out)
+			}
 			w := &jsonWriter{buf: make([]byte, 0, 512)}
 			out.Serialize(w)
 			resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID), body: w.Bytes()}
@@ -282,4 +286,22 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return body, nil
 	}
 	return io.ReadAll(rd)
+}
+
+// corruptChecksums spoils an answer's body digests, for a CorruptChecksum
+// fault.
+func corruptChecksums(out smithy.Serializable) {
+	const wrong = "00000000000000000000000000000000"
+	switch o := out.(type) {
+	case *sqs.SendMessageOutput:
+		o.MD5OfMessageBody = aws.String(wrong)
+	case *sqs.SendMessageBatchOutput:
+		for i := range o.Successful {
+			o.Successful[i].MD5OfMessageBody = aws.String(wrong)
+		}
+	case *sqs.ReceiveMessageOutput:
+		for i := range o.Messages {
+			o.Messages[i].MD5OfBody = aws.String(wrong)
+		}
+	}
 }

@@ -467,3 +467,55 @@ func TestRequestLog(t *testing.T) {
 		t.Errorf("expect no bodies in the log:\n%s", log)
 	}
 }
+
+// A corrupted checksum fails the call in the SDK after it took effect, in
+// process and over HTTP alike.
+func TestFaultCorruptChecksum(t *testing.T) {
+	for _, overHTTP := range []bool{false, true} {
+		t.Run(fmt.Sprint("http=", overHTTP), func(t *testing.T) {
+			ctx := context.Background()
+			srv := sqsfake.New()
+			client := srv.Client()
+			if overHTTP {
+				client = sqsfake.StartHTTP(t, srv).SDKClient(func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
+			}
+			q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv.Inject(sqsfake.Fault{Op: "SendMessage", Times: 1, CorruptChecksum: true})
+			_, err = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("x")})
+			if err == nil || !strings.Contains(err.Error(), "checksum") {
+				t.Fatalf("expect the SDK's checksum error, got %v", err)
+			}
+			srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 1, CorruptChecksum: true})
+			if _, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl}); err == nil {
+				t.Fatal("expect the receive to fail its checksum")
+			}
+			a, _ := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: q.QueueUrl, AttributeNames: []types.QueueAttributeName{"All"}})
+			if a.Attributes["ApproximateNumberOfMessagesNotVisible"] != "1" {
+				t.Fatalf("expect the send stored and the message in flight, got %v", a.Attributes)
+			}
+		})
+	}
+}
+
+// Match narrows a fault to the calls whose input it picks.
+func TestFaultMatch(t *testing.T) {
+	ctx := context.Background()
+	srv := sqsfake.New()
+	client := srv.Client()
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")})
+	h := srv.Inject(sqsfake.Fault{Op: "SendMessage", Match: func(op string, in any) bool {
+		return aws.ToString(in.(*sqs.SendMessageInput).MessageBody) == "poison"
+	}})
+	for _, body := range []string{"fine", "poison", "also fine"} {
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body)})
+		if (err != nil) != (body == "poison") {
+			t.Fatalf("%s: unexpected result %v", body, err)
+		}
+	}
+	if h.Fired() != 1 {
+		t.Fatalf("expect one firing, got %d", h.Fired())
+	}
+}
