@@ -21,7 +21,7 @@ func TestIndexedHeap(t *testing.T) {
 		pos: func(x *heapItem) *int { return &x.pos },
 	}
 	var live []*heapItem
-	for step := range 20000 {
+	for step := range 4000 {
 		switch op := rng.IntN(4); {
 		case op < 2 || len(live) == 0:
 			x := &heapItem{k: rng.Int64N(1000), pos: -1}
@@ -69,7 +69,7 @@ func TestTimedLanes(t *testing.T) {
 	lanes := newTimedLanes()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var live []*message
-	for step := range 20000 {
+	for step := range 4000 {
 		switch op := rng.IntN(5); {
 		case op < 3 || len(live) == 0:
 			m := newMessage()
