@@ -3,6 +3,7 @@ package sqsfake
 import (
 	"context"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
@@ -18,6 +19,9 @@ type API interface {
 	PurgeQueue(ctx context.Context, in *sqs.PurgeQueueInput, optFns ...func(*sqs.Options)) (*sqs.PurgeQueueOutput, error)
 	ListQueues(ctx context.Context, in *sqs.ListQueuesInput, optFns ...func(*sqs.Options)) (*sqs.ListQueuesOutput, error)
 	ListDeadLetterSourceQueues(ctx context.Context, in *sqs.ListDeadLetterSourceQueuesInput, optFns ...func(*sqs.Options)) (*sqs.ListDeadLetterSourceQueuesOutput, error)
+	TagQueue(ctx context.Context, in *sqs.TagQueueInput, optFns ...func(*sqs.Options)) (*sqs.TagQueueOutput, error)
+	UntagQueue(ctx context.Context, in *sqs.UntagQueueInput, optFns ...func(*sqs.Options)) (*sqs.UntagQueueOutput, error)
+	ListQueueTags(ctx context.Context, in *sqs.ListQueueTagsInput, optFns ...func(*sqs.Options)) (*sqs.ListQueueTagsOutput, error)
 	SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error)
 	SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error)
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
@@ -25,15 +29,38 @@ type API interface {
 	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
 	ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error)
 	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	StartMessageMoveTask(ctx context.Context, in *sqs.StartMessageMoveTaskInput, optFns ...func(*sqs.Options)) (*sqs.StartMessageMoveTaskOutput, error)
+	ListMessageMoveTasks(ctx context.Context, in *sqs.ListMessageMoveTasksInput, optFns ...func(*sqs.Options)) (*sqs.ListMessageMoveTasksOutput, error)
+	CancelMessageMoveTask(ctx context.Context, in *sqs.CancelMessageMoveTaskInput, optFns ...func(*sqs.Options)) (*sqs.CancelMessageMoveTaskOutput, error)
 }
 
-var (
-	_ API = (*sqs.Client)(nil)
-	_ API = (*Client)(nil)
-)
+var _ API = (*Client)(nil)
 
-// Client talks to a Server. Its methods ignore optFns: there is no transport
-// to configure. It is safe for concurrent use.
-type Client struct {
-	s *Server
+// Client is the SDK's own client: Server.Client returns a real *sqs.Client
+// whose transport hands requests to the Server in process.
+type Client = sqs.Client
+
+// Client returns a real *sqs.Client talking to this server in process,
+// without a socket. Everything the SDK does runs as against SQS: it
+// validates input before sending (a nil required member is a
+// smithy.InvalidParamsError), serialises the request, and turns the answer
+// into the SDK's outputs and typed errors (*smithy.OperationError around
+// *awshttp.ResponseError with status and request id around, say,
+// *types.QueueDoesNotExist), checking message checksums on the way.
+//
+// Unlike a default SDK client, its retries are off (aws.NopRetryer): a test
+// that injects a fault sees it on the call it targeted, and call counts are
+// one per call. Pass optFns to change that or anything else, e.g.
+//
+//	srv.Client(func(o *sqs.Options) { o.Retryer = retry.NewStandard() })
+//
+// Requests are unsigned; the Server would not check a signature anyway.
+func (s *Server) Client(optFns ...func(*sqs.Options)) *Client {
+	opts := sqs.Options{
+		Region:       s.opts.Region,
+		BaseEndpoint: aws.String("https://sqs." + s.opts.Region + ".amazonaws.com"),
+		HTTPClient:   memTransport{s},
+		Retryer:      aws.NopRetryer{},
+	}
+	return sqs.New(opts, optFns...)
 }

@@ -6,6 +6,13 @@ import (
 	"github.com/sqskit/sqskit/sqstest"
 )
 
+// The conformance suite runs on sqsfake in process (the SDK client over the
+// in-memory transport) and over HTTP (the SDK client with its defaults on a
+// loopback port): both pass every case.
 func TestConformance(t *testing.T) {
 	sqstest.Run(t, sqstest.NewFakeHarness())
+}
+
+func TestConformanceHTTP(t *testing.T) {
+	sqstest.Run(t, sqstest.NewFakeHTTPHarness(t))
 }

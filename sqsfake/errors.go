@@ -11,18 +11,14 @@ import (
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
-// legacyPrefix is the prefix real SQS puts on most modeled error codes at run
-// time; ErrorCode() on errors from sqsfake returns the same codes as the
-// service, so code that matches on ErrorCode() behaves the same here.
-const legacyPrefix = "AWS.SimpleQueueService."
-
-func legacy(code string) *string { return aws.String(legacyPrefix + code) }
+// The Server's operations fail with the SDK's modeled error types
+// (*types.QueueDoesNotExist, …) or, for errors SQS does not model, a
+// *smithy.GenericAPIError with the service's code. The wire layer turns them
+// into the service's responses (status, __type, x-amzn-query-error), from
+// which the SDK client builds exactly the errors real SQS gives it.
 
 func errQueueDoesNotExist() error {
-	return &types.QueueDoesNotExist{
-		Message:           aws.String("The specified queue does not exist."),
-		ErrorCodeOverride: legacy("NonExistentQueue"),
-	}
+	return &types.QueueDoesNotExist{Message: aws.String("The specified queue does not exist.")}
 }
 
 func errReceiptHandleInvalid(format string, args ...any) error {
@@ -30,10 +26,7 @@ func errReceiptHandleInvalid(format string, args ...any) error {
 }
 
 func errMessageNotInflight() error {
-	return &types.MessageNotInflight{
-		Message:           aws.String("The message referred to isn't in flight."),
-		ErrorCodeOverride: legacy("MessageNotInflight"),
-	}
+	return &types.MessageNotInflight{Message: aws.String("The message referred to isn't in flight.")}
 }
 
 func errInvalidAttributeName(name string) error {
@@ -45,28 +38,27 @@ func errInvalidAttributeValue(format string, args ...any) error {
 }
 
 func errQueueNameExists(name string) error {
-	return &types.QueueNameExists{
-		Message:           aws.String(fmt.Sprintf("A queue already exists with the same name %s and a different value for attributes.", name)),
-		ErrorCodeOverride: aws.String("QueueAlreadyExists"),
-	}
+	return &types.QueueNameExists{Message: aws.String(fmt.Sprintf("A queue already exists with the same name %s and a different value for attributes.", name))}
 }
 
 func errQueueDeletedRecently() error {
-	return &types.QueueDeletedRecently{
-		Message:           aws.String("You must wait 60 seconds after deleting a queue before you can create another with the same name."),
-		ErrorCodeOverride: legacy("QueueDeletedRecently"),
-	}
+	return &types.QueueDeletedRecently{Message: aws.String("You must wait 60 seconds after deleting a queue before you can create another with the same name.")}
 }
 
 func errPurgeInProgress() error {
-	return &types.PurgeQueueInProgress{
-		Message:           aws.String("Only one PurgeQueue operation on a queue is allowed every 60 seconds."),
-		ErrorCodeOverride: legacy("PurgeQueueInProgress"),
-	}
+	return &types.PurgeQueueInProgress{Message: aws.String("Only one PurgeQueue operation on a queue is allowed every 60 seconds.")}
 }
 
 func errOverLimit(format string, args ...any) error {
 	return &types.OverLimit{Message: aws.String(fmt.Sprintf(format, args...))}
+}
+
+func errResourceNotFound(format string, args ...any) error {
+	return &types.ResourceNotFoundException{Message: aws.String(fmt.Sprintf(format, args...))}
+}
+
+func errUnsupportedOperation(format string, args ...any) error {
+	return &types.UnsupportedOperation{Message: aws.String(fmt.Sprintf(format, args...))}
 }
 
 // errInvalidParameter is an unmodeled error: the SDK returns it as a
@@ -90,15 +82,15 @@ func fromViolation(err error) error {
 	case sqsrule.CodeInvalidMessageContents:
 		return &types.InvalidMessageContents{Message: msg}
 	case sqsrule.CodeInvalidBatchEntryID:
-		return &types.InvalidBatchEntryId{Message: msg, ErrorCodeOverride: legacy(v.Code)}
+		return &types.InvalidBatchEntryId{Message: msg}
 	case sqsrule.CodeBatchEntryIDsNotDist:
-		return &types.BatchEntryIdsNotDistinct{Message: msg, ErrorCodeOverride: legacy(v.Code)}
+		return &types.BatchEntryIdsNotDistinct{Message: msg}
 	case sqsrule.CodeEmptyBatchRequest:
-		return &types.EmptyBatchRequest{Message: msg, ErrorCodeOverride: legacy(v.Code)}
+		return &types.EmptyBatchRequest{Message: msg}
 	case sqsrule.CodeTooManyEntries:
-		return &types.TooManyEntriesInBatchRequest{Message: msg, ErrorCodeOverride: legacy(v.Code)}
+		return &types.TooManyEntriesInBatchRequest{Message: msg}
 	case sqsrule.CodeBatchRequestTooLong:
-		return &types.BatchRequestTooLong{Message: msg, ErrorCodeOverride: legacy(v.Code)}
+		return &types.BatchRequestTooLong{Message: msg}
 	}
 	return &smithy.GenericAPIError{Code: v.Code, Message: v.Error(), Fault: smithy.FaultClient}
 }
@@ -108,18 +100,17 @@ func batchEntryError(id string, err error) types.BatchResultErrorEntry {
 	code, msg, senderFault := "InternalError", err.Error(), false
 	var apiErr smithy.APIError
 	if errors.As(err, &apiErr) {
-		code, msg = apiErr.ErrorCode(), apiErr.ErrorMessage()
+		code, msg = wireCode(apiErr), apiErr.ErrorMessage()
 		senderFault = apiErr.ErrorFault() != smithy.FaultServer
 	}
 	return types.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String(code), Message: aws.String(msg), SenderFault: senderFault}
 }
 
-// opError wraps an error the way the SDK does, so errors.As and errors.Is
-// find the same things in errors from sqsfake as in errors from *sqs.Client.
-func opError(op string, err error) error {
-	return &smithy.OperationError{ServiceID: "SQS", OperationName: op, Err: err}
-}
-
-// ErrInternal is the default error of an injected fault: a server-side fault
-// the SDK would retry.
+// ErrInternal is the default error of an injected fault: a server-side
+// failure, sent as HTTP 500 with the code InternalFailure, which the SDK's
+// retryer retries.
 var ErrInternal error = &smithy.GenericAPIError{Code: "InternalFailure", Message: "sqsfake: injected internal failure", Fault: smithy.FaultServer}
+
+// ErrThrottled is SQS's throttling error (*types.RequestThrottled, HTTP 403,
+// code RequestThrottled), which the SDK's retryer retries with backoff.
+var ErrThrottled error = &types.RequestThrottled{Message: aws.String("sqsfake: injected throttling")}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -81,4 +84,43 @@ func Example_errors() {
 	fmt.Println(errors.As(err, &notFound), notFound.ErrorCode())
 	// Output:
 	// true AWS.SimpleQueueService.NonExistentQueue
+}
+
+// The in-process client is the SDK's own: it refuses a nil required member
+// before anything is sent, and wraps service errors with their HTTP status.
+func ExampleServer_Client() {
+	ctx := context.Background()
+	client := sqsfake.New().Client()
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders")})
+
+	_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl}) // no MessageBody
+	var invalid smithy.InvalidParamsError
+	fmt.Println("refused before sending:", errors.As(err, &invalid))
+
+	_, err = client.GetQueueUrl(ctx, &sqs.GetQueueUrlInput{QueueName: aws.String("missing")})
+	var resp *awshttp.ResponseError
+	fmt.Println("HTTP status:", errors.As(err, &resp) && resp.HTTPStatusCode() == 400)
+	// Output:
+	// refused before sending: true
+	// HTTP status: true
+}
+
+// Code that builds its own client, or runs in another process, talks to the
+// server over HTTP; queue URLs point back at it.
+func ExampleNewHTTPServer() {
+	ctx := context.Background()
+	hs, err := sqsfake.NewHTTPServer(sqsfake.New())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer hs.Close()
+
+	client := hs.SDKClient() // or sqs.NewFromConfig(cfg, func(o *sqs.Options) { o.BaseEndpoint = aws.String(hs.URL) })
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders")})
+	_, _ = client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String("order 42")})
+	out, _ := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+	fmt.Println(strings.TrimPrefix(*q.QueueUrl, hs.URL), *out.Messages[0].Body)
+	// Output:
+	// /123456789012/orders order 42
 }

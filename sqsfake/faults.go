@@ -5,13 +5,24 @@ import (
 	"time"
 )
 
-// Fault describes a failure to inject into matching calls.
+// Fault describes a failure to inject into matching calls. Faults act on the
+// Server, so they reach every client: the in-process Client, SDK clients over
+// HTTP, other languages.
 //
 // A fault with Err fails the call before it takes effect. With AfterApply the
-// call takes effect and the caller still sees Err: the acknowledgement was
-// lost, as when a response times out. Latency delays the call on the server's
-// clock (a manual clock must be advanced for it to pass). Entries makes
-// chosen entries of a batch call fail in Failed[] while the rest succeed.
+// call takes effect and the caller still sees the failure: the
+// acknowledgement was lost, as when a response times out. Latency delays the
+// call on the server's clock (a manual clock must be advanced for it to
+// pass). Entries makes chosen entries of a batch call fail in Failed[] while
+// the rest succeed.
+//
+// On the wire an API error (ErrInternal, ErrThrottled, a *types error, a
+// smithy.APIError) is sent as the service would send it, so the SDK
+// classifies and retries it as it would a real one: ErrInternal is an HTTP
+// 500, ErrThrottled the throttling shape. An error that is not an API error
+// cannot travel over HTTP: the connection is dropped instead (the in-process
+// Client returns the error itself from its transport, wrapped by the SDK, so
+// errors.Is finds it).
 type Fault struct {
 	// Op is the operation name ("SendMessageBatch"); "" matches every one.
 	Op string
@@ -20,15 +31,33 @@ type Fault struct {
 	// Times is how many calls the fault affects; 0 means every matching call
 	// until the fault is removed.
 	Times int
-	// Err is the error to return. Nil means ErrInternal, unless the fault only
-	// adds Latency or fails Entries.
+	// Err is the error to return. Nil means ErrInternal, unless the fault
+	// only adds Latency, fails Entries, sets Status or drops the connection.
 	Err error
-	// AfterApply applies the call before returning Err.
+	// AfterApply applies the call before failing it.
 	AfterApply bool
 	// Latency is how long each affected call waits before it runs.
 	Latency time.Duration
 	// Entries fails batch entries; other entries proceed.
 	Entries *EntryFault
+	// DropConnection closes the connection instead of answering, as a
+	// network failure would: the SDK sees a transport error and retries it.
+	// With AfterApply the call took effect first.
+	DropConnection bool
+	// Status answers with this HTTP status: with Err's error body if Err is
+	// set, else with an empty body, as a proxy or load balancer might (the
+	// SDK retries 500, 502, 503 and 504).
+	Status int
+	// CorruptChecksum lets the call take effect and answers with a wrong
+	// MD5OfMessageBody (SendMessage, SendMessageBatch, ReceiveMessage), as if
+	// the answer was corrupted in transit: the SDK's checksum validation
+	// fails the call. A send is then stored though the caller sees an error;
+	// received messages are in flight though the caller got none.
+	CorruptChecksum bool
+	// Match, if set, picks the calls the fault affects among those Op and
+	// Queue select, by operation and input (*sqs.SendMessageInput, …): for
+	// example only the batch holding a given body.
+	Match func(op string, in any) bool
 }
 
 // EntryFault makes entries of a batch call fail.
@@ -84,11 +113,28 @@ func (s *Server) ClearFaults() {
 	s.hookMu.Unlock()
 }
 
-func (h *FaultHandle) err() error {
-	if h.fault.Err != nil {
-		return h.fault.Err
+// failure is the error a fault makes the call end with.
+func (h *FaultHandle) failure() error {
+	f := h.fault
+	if f.Err == nil && (f.DropConnection || f.Status != 0) {
+		return &wireFault{drop: f.DropConnection, status: f.Status}
 	}
-	return ErrInternal
+	err := f.Err
+	if err == nil {
+		err = ErrInternal
+	}
+	if f.DropConnection || f.Status != 0 {
+		return &wireFault{drop: f.DropConnection, status: f.Status, err: err}
+	}
+	return err
+}
+
+// failsCall reports whether the fault ends the call with an error, as
+// opposed to only delaying it, failing batch entries or corrupting its
+// answer.
+func (h *FaultHandle) failsCall() bool {
+	f := h.fault
+	return f.Err != nil || f.DropConnection || f.Status != 0 || (f.Latency == 0 && f.Entries == nil && !f.CorruptChecksum)
 }
 
 // entryFails reports whether the fault fails a batch entry.
@@ -103,8 +149,28 @@ func (h *FaultHandle) entryCode() string {
 	return h.fault.Entries.Code
 }
 
+// wireFault asks the wire layer to answer a failed call with a chosen status
+// or not at all.
+type wireFault struct {
+	drop   bool
+	status int
+	err    error // the error body, or nil for an empty body
+}
+
+func (f *wireFault) Error() string {
+	switch {
+	case f.drop:
+		return "sqsfake: injected dropped connection"
+	case f.err != nil:
+		return f.err.Error()
+	}
+	return "sqsfake: injected HTTP status"
+}
+
+func (f *wireFault) Unwrap() error { return f.err }
+
 // record counts a call and returns the fault that applies to it, if any.
-func (s *Server) record(op, queueName string) *FaultHandle {
+func (s *Server) record(op, queueName string, in any) *FaultHandle {
 	s.hookMu.Lock()
 	defer s.hookMu.Unlock()
 	s.calls.Op[op]++
@@ -118,6 +184,9 @@ func (s *Server) record(op, queueName string) *FaultHandle {
 		if (f.fault.Op != "" && f.fault.Op != op) || (f.fault.Queue != "" && f.fault.Queue != queueName) {
 			continue
 		}
+		if f.fault.Match != nil && !f.fault.Match(op, in) {
+			continue
+		}
 		f.fired++
 		if f.fault.Times > 0 && f.fired >= f.fault.Times {
 			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
@@ -127,7 +196,8 @@ func (s *Server) record(op, queueName string) *FaultHandle {
 	return nil
 }
 
-// Calls counts the calls a Server received, faulted ones included.
+// Calls counts the calls a Server received, faulted ones included. A call
+// the SDK retries counts once per attempt, as SQS would bill it.
 type Calls struct {
 	// Op counts calls per operation name.
 	Op map[string]int

@@ -1,7 +1,6 @@
 package sqsfake
 
 import (
-	"slices"
 	"strconv"
 	"time"
 
@@ -11,9 +10,20 @@ import (
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
-// message is one stored message. Fields are guarded by Server.mu.
+// msgState is where a stored message is in its life.
+type msgState uint8
+
+const (
+	stateDelayed  msgState = iota // sent with a delay that has not ended
+	stateVisible                  // receivable (on FIFO, once its group allows)
+	stateInFlight                 // received, its visibility timeout running
+)
+
+// message is one stored message. Fields are guarded by Server.mu; body,
+// attrs and systemAttrs never change once stored, so responses may share
+// them after the lock is released.
 type message struct {
-	seq          uint64 // position in its queue, for receipt handles
+	seq          uint64 // unique for the Server's life: delivery order, receipt handles
 	id           string
 	body         string
 	attrs        map[string]types.MessageAttributeValue
@@ -33,7 +43,17 @@ type message struct {
 	touched      bool // deleted or visibility changed since the latest receive
 	md5Body      string
 	md5Attrs     string
+
+	// Store indexes (see messages).
+	state            msgState
+	readyPos, agePos int
+	group            *group
+	prev, next       *message // neighbours in the FIFO group
+	lane             *lane    // the timed lane holding it, if delayed or in flight
+	tprev, tnext     *message // neighbours in the lane
 }
+
+func newMessage() *message { return &message{readyPos: -1, agePos: -1} }
 
 // inFlight reports whether the message was received and is still invisible.
 func (m *message) inFlight(now time.Time) bool {
@@ -52,10 +72,13 @@ func (m *message) toSDK(sys func(string) bool, user func(string) bool) types.Mes
 	if attrs := m.systemAttributes(sys); len(attrs) > 0 {
 		out.Attributes = attrs
 	}
-	selected := map[string]types.MessageAttributeValue{}
+	var selected map[string]types.MessageAttributeValue
 	for name, v := range m.attrs {
 		if user(name) {
-			selected[name] = copyAttr(v)
+			if selected == nil {
+				selected = map[string]types.MessageAttributeValue{}
+			}
+			selected[name] = v
 		}
 	}
 	if len(selected) > 0 {
@@ -66,9 +89,12 @@ func (m *message) toSDK(sys func(string) bool, user func(string) bool) types.Mes
 }
 
 func (m *message) systemAttributes(want func(string) bool) map[string]string {
-	out := map[string]string{}
+	var out map[string]string
 	add := func(name, value string) {
 		if value != "" && want(name) {
+			if out == nil {
+				out = map[string]string{}
+			}
 			out[name] = value
 		}
 	}
@@ -91,24 +117,4 @@ func millis(t time.Time) string {
 		return ""
 	}
 	return strconv.FormatInt(t.UnixMilli(), 10)
-}
-
-// copyAttr returns a deep copy so callers never share memory with the store.
-func copyAttr(v types.MessageAttributeValue) types.MessageAttributeValue {
-	out := types.MessageAttributeValue{DataType: v.DataType, StringValue: v.StringValue}
-	if v.BinaryValue != nil {
-		out.BinaryValue = slices.Clone(v.BinaryValue)
-	}
-	return out
-}
-
-func copyAttrs(in map[string]types.MessageAttributeValue) map[string]types.MessageAttributeValue {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[string]types.MessageAttributeValue, len(in))
-	for k, v := range in {
-		out[k] = copyAttr(v)
-	}
-	return out
 }

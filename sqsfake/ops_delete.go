@@ -17,23 +17,23 @@ type handleState int
 const (
 	handleCurrent handleState = iota // from the latest receive of a live message
 	handleStale                      // the message was received again since
-	handleGone                       // the message was deleted, purged or expired
+	handleGone                       // the message was deleted, purged, expired or moved
 )
 
 // resolve finds the message a receipt handle names. A handle that does not
-// parse or belongs to another queue is ReceiptHandleIsInvalid. Callers hold
-// s.mu.
+// parse, or belongs to another queue or an earlier queue of the same name,
+// is ReceiptHandleIsInvalid. Callers hold s.mu.
 func (q *queue) resolve(handle *string) (*message, handleState, error) {
 	if handle == nil || *handle == "" {
 		return nil, 0, errMissingParameter("ReceiptHandle")
 	}
-	name, seq, ok := parseReceiptHandle(*handle)
-	if !ok || name != q.name {
+	queueID, seq, ok := parseReceiptHandle(*handle)
+	if !ok || queueID != q.id {
 		return nil, 0, errReceiptHandleInvalid("The input receipt handle %q is not a valid receipt handle.", *handle)
 	}
-	m, ok := q.bySeq[seq]
+	m, ok := q.msgs.bySeq[seq]
 	switch {
-	case !ok || m.deleted:
+	case !ok:
 		return nil, handleGone, nil
 	case m.handle != *handle:
 		return m, handleStale, nil
@@ -61,7 +61,7 @@ func (s *Server) deleteMessage(q *queue, handle *string, now time.Time) error {
 		return nil
 	}
 	m.touched = true
-	q.remove(m)
+	q.msgs.remove(m)
 	if q.fifo {
 		s.notify() // the message's group may be receivable now
 	}
@@ -89,129 +89,105 @@ func (s *Server) changeVisibility(q *queue, handle *string, seconds int32, now t
 	if until.After(m.lastRecvAt.Add(sqsrule.MaxVisibility)) {
 		return errInvalidParameter("Value %d for parameter VisibilityTimeout is invalid. Reason: Total VisibilityTimeout for the message is beyond the limit [43200 seconds].", seconds)
 	}
-	m.visibleAt = until
+	q.msgs.setVisibleAt(m, until, now)
 	m.touched = true
 	s.notify()
 	return nil
 }
 
-// DeleteMessage deletes a message by receipt handle.
-func (c *Client) DeleteMessage(ctx context.Context, in *sqs.DeleteMessageInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageOutput, error) {
-	const op = "DeleteMessage"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	fault, err := c.s.begin(ctx, op, in.QueueUrl)
+// deleteMessageOp deletes a message by receipt handle.
+func (s *Server) deleteMessageOp(ctx context.Context, in *sqs.DeleteMessageInput) (*sqs.DeleteMessageOutput, error) {
+	f, err := s.begin(ctx, "DeleteMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	q, err := s.lookup(in.QueueUrl)
 	if err == nil {
-		err = c.s.deleteMessage(q, in.ReceiptHandle, c.s.now())
+		q.tick(now)
+		err = s.deleteMessage(q, in.ReceiptHandle, now)
 	}
-	c.s.mu.Unlock()
+	s.mu.Unlock()
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	if fault != nil && fault.fault.AfterApply {
-		return nil, opError(op, fault.err())
-	}
-	return &sqs.DeleteMessageOutput{}, nil
+	return &sqs.DeleteMessageOutput{}, end(f)
 }
 
-// ChangeMessageVisibility sets a received message's visibility timeout,
+// changeMessageVisibility sets a received message's visibility timeout,
 // counted from now.
-func (c *Client) ChangeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityOutput, error) {
-	const op = "ChangeMessageVisibility"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	fault, err := c.s.begin(ctx, op, in.QueueUrl)
+func (s *Server) changeMessageVisibility(ctx context.Context, in *sqs.ChangeMessageVisibilityInput) (*sqs.ChangeMessageVisibilityOutput, error) {
+	f, err := s.begin(ctx, "ChangeMessageVisibility", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	q, err := s.lookup(in.QueueUrl)
 	if err == nil {
-		err = c.s.changeVisibility(q, in.ReceiptHandle, in.VisibilityTimeout, c.s.now())
+		q.tick(now)
+		err = s.changeVisibility(q, in.ReceiptHandle, in.VisibilityTimeout, now)
 	}
-	c.s.mu.Unlock()
+	s.mu.Unlock()
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	if fault != nil && fault.fault.AfterApply {
-		return nil, opError(op, fault.err())
-	}
-	return &sqs.ChangeMessageVisibilityOutput{}, nil
+	return &sqs.ChangeMessageVisibilityOutput{}, end(f)
 }
 
-// DeleteMessageBatch deletes up to ten messages; each entry succeeds or fails
-// on its own.
-func (c *Client) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
-	const op = "DeleteMessageBatch"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
+// deleteMessageBatch deletes up to ten messages; each entry succeeds or
+// fails on its own.
+func (s *Server) deleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput) (*sqs.DeleteMessageBatchOutput, error) {
 	ids := make([]string, len(in.Entries))
 	for i, e := range in.Entries {
 		ids[i] = aws.ToString(e.Id)
 	}
-	out := &sqs.DeleteMessageBatchOutput{}
-	err := c.s.batch(ctx, op, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
-		return c.s.deleteMessage(q, in.Entries[i].ReceiptHandle, now)
+	out := &sqs.DeleteMessageBatchOutput{Successful: []types.DeleteMessageBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
+	err := s.batch(ctx, "DeleteMessageBatch", in, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
+		return s.deleteMessage(q, in.Entries[i].ReceiptHandle, now)
 	}, func(i int) {
 		out.Successful = append(out.Successful, types.DeleteMessageBatchResultEntry{Id: in.Entries[i].Id})
 	}, func(f types.BatchResultErrorEntry) { out.Failed = append(out.Failed, f) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
-// ChangeMessageVisibilityBatch changes the visibility of up to ten messages;
+// changeMessageVisibilityBatch changes the visibility of up to ten messages;
 // each entry succeeds or fails on its own.
-func (c *Client) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, _ ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
-	const op = "ChangeMessageVisibilityBatch"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
+func (s *Server) changeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
 	ids := make([]string, len(in.Entries))
 	for i, e := range in.Entries {
 		ids[i] = aws.ToString(e.Id)
 	}
-	out := &sqs.ChangeMessageVisibilityBatchOutput{}
-	err := c.s.batch(ctx, op, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
-		return c.s.changeVisibility(q, in.Entries[i].ReceiptHandle, in.Entries[i].VisibilityTimeout, now)
+	out := &sqs.ChangeMessageVisibilityBatchOutput{Successful: []types.ChangeMessageVisibilityBatchResultEntry{}, Failed: []types.BatchResultErrorEntry{}}
+	err := s.batch(ctx, "ChangeMessageVisibilityBatch", in, in.QueueUrl, ids, func(q *queue, i int, now time.Time) error {
+		return s.changeVisibility(q, in.Entries[i].ReceiptHandle, in.Entries[i].VisibilityTimeout, now)
 	}, func(i int) {
 		out.Successful = append(out.Successful, types.ChangeMessageVisibilityBatchResultEntry{Id: in.Entries[i].Id})
 	}, func(f types.BatchResultErrorEntry) { out.Failed = append(out.Failed, f) })
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // batch runs a receipt-handle batch operation: request-level checks, then
-// apply per entry, reporting each as ok or failed.
-func (s *Server) batch(ctx context.Context, op string, queueURL *string, ids []string, apply func(*queue, int, time.Time) error, ok func(int), failed func(types.BatchResultErrorEntry)) error {
-	fault, err := s.begin(ctx, op, queueURL)
+// apply per entry, reporting each as ok or failed. A request-level error
+// comes back alone; the error of a lost acknowledgement comes back after
+// every entry was applied.
+func (s *Server) batch(ctx context.Context, op string, in any, queueURL *string, ids []string, apply func(*queue, int, time.Time) error, ok func(int), failed func(types.BatchResultErrorEntry)) error {
+	f, err := s.begin(ctx, op, queueNameOf(queueURL), in)
 	if err != nil {
 		return err
 	}
 	if err := sqsrule.CheckBatchIDs(ids); err != nil {
-		return opError(op, fromViolation(err))
+		return fromViolation(err)
 	}
-	s.mu.Lock()
+	now := s.lock()
+	defer s.mu.Unlock()
 	q, err := s.lookup(queueURL)
 	if err != nil {
-		s.mu.Unlock()
-		return opError(op, err)
+		return err
 	}
-	now := s.now()
+	q.tick(now)
 	for i, id := range ids {
-		if fault.entryFails(i, id) {
-			failed(types.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String(fault.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: fault.fault.Entries.SenderFault})
+		if f.entryFails(i, id) {
+			failed(types.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String(f.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: f.fault.Entries.SenderFault})
 			continue
 		}
 		if err := apply(q, i, now); err != nil {
@@ -220,9 +196,5 @@ func (s *Server) batch(ctx context.Context, op string, queueURL *string, ids []s
 		}
 		ok(i)
 	}
-	s.mu.Unlock()
-	if fault != nil && fault.fault.AfterApply {
-		return opError(op, fault.err())
-	}
-	return nil
+	return end(f)
 }

@@ -20,245 +20,249 @@ const queueDeleteCooldown = 60 * time.Second
 // purgeCooldown is how long after a purge another purge is refused.
 const purgeCooldown = 60 * time.Second
 
-// CreateQueue creates a queue, or returns the URL of an existing queue with
+// createQueue creates a queue, or returns the URL of an existing queue with
 // the same name and attributes.
-func (c *Client) CreateQueue(ctx context.Context, in *sqs.CreateQueueInput, _ ...func(*sqs.Options)) (*sqs.CreateQueueOutput, error) {
-	const op = "CreateQueue"
-	if in == nil || in.QueueName == nil {
-		return nil, opError(op, errMissingParameter("QueueName"))
-	}
-	if _, err := c.s.begin(ctx, op, nil); err != nil {
+func (s *Server) createQueue(ctx context.Context, in *sqs.CreateQueueInput) (*sqs.CreateQueueOutput, error) {
+	f, err := s.begin(ctx, "CreateQueue", "", in)
+	if err != nil {
 		return nil, err
 	}
-	out, err := c.s.createQueue(*in.QueueName, in.Attributes, in.Tags)
-	if err != nil {
-		return nil, opError(op, err)
+	if in.QueueName == nil {
+		return nil, errMissingParameter("QueueName")
 	}
-	return out, nil
-}
-
-func (s *Server) createQueue(name string, attrs, tags map[string]string) (*sqs.CreateQueueOutput, error) {
+	name := *in.QueueName
 	if err := sqsrule.CheckQueueName(name); err != nil {
 		return nil, fromViolation(err)
 	}
-	// A FIFO queue needs both the .fifo suffix and FifoQueue=true.
+	// A FIFO queue needs both the .fifo suffix and FifoQueue=true; any other
+	// FifoQueue value on a standard queue is an unknown attribute.
 	fifo := sqsrule.IsFIFO(name)
-	if flag, _ := strconv.ParseBool(attrs["FifoQueue"]); flag != fifo {
+	if flag, _ := strconv.ParseBool(in.Attributes["FifoQueue"]); flag != fifo {
 		return nil, errInvalidParameter("Invalid value for the parameter QueueName or FifoQueue: a FIFO queue is created with FifoQueue=true and a name ending in .fifo; a standard queue name cannot end in .fifo")
 	}
-	s.mu.Lock()
+	for k, v := range in.Tags {
+		if err := checkTag(k, v); err != nil {
+			return nil, err
+		}
+	}
+	now := s.lock()
 	defer s.mu.Unlock()
-	now := s.now()
 	if q, ok := s.queues[name]; ok {
-		if !q.equalAttrs(attrs) {
+		if !q.equalAttrs(in.Attributes) {
 			return nil, errQueueNameExists(name)
 		}
-		return &sqs.CreateQueueOutput{QueueUrl: aws.String(q.url)}, nil
+		return &sqs.CreateQueueOutput{QueueUrl: aws.String(s.queueURL(ctx, name))}, end(f)
 	}
 	if at, ok := s.deletedAt[name]; ok && now.Sub(at) < queueDeleteCooldown {
 		return nil, errQueueDeletedRecently()
 	}
-	q := &queue{
-		name: name, url: s.queueURL(name), arn: s.queueArn(name), fifo: fifo,
-		created: now, modified: now, attrs: defaultAttrs(fifo), tags: maps.Clone(tags),
-		bySeq: map[uint64]*message{}, dedup: map[string]dedupEntry{}, attempts: map[string]*attempt{},
-	}
-	if err := q.attrs.apply(attrs, fifo, true, s.lookupArn); err != nil {
+	q := newQueue(s.nextSeq(), name, s.queueArn(name), fifo, now)
+	if err := q.attrs.apply(in.Attributes, attrContext{arn: q.arn, fifo: fifo, creating: true, lookupArn: s.lookupArn}); err != nil {
 		return nil, err
 	}
+	maps.Copy(q.tags, in.Tags)
 	s.queues[name] = q
-	return &sqs.CreateQueueOutput{QueueUrl: aws.String(q.url)}, nil
+	return &sqs.CreateQueueOutput{QueueUrl: aws.String(s.queueURL(ctx, name))}, end(f)
 }
 
-// GetQueueUrl returns the URL of a queue by name.
-func (c *Client) GetQueueUrl(ctx context.Context, in *sqs.GetQueueUrlInput, _ ...func(*sqs.Options)) (*sqs.GetQueueUrlOutput, error) {
-	const op = "GetQueueUrl"
-	if in == nil || in.QueueName == nil {
-		return nil, opError(op, errMissingParameter("QueueName"))
-	}
-	if _, err := c.s.begin(ctx, op, nil); err != nil {
-		return nil, err
-	}
-	if in.QueueOwnerAWSAccountId != nil && *in.QueueOwnerAWSAccountId != c.s.opts.AccountID {
-		return nil, opError(op, errQueueDoesNotExist())
-	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	q, ok := c.s.queues[*in.QueueName]
-	if !ok {
-		return nil, opError(op, errQueueDoesNotExist())
-	}
-	return &sqs.GetQueueUrlOutput{QueueUrl: aws.String(q.url)}, nil
-}
-
-// GetQueueAttributes returns the named attributes, or all of them for "All".
-func (c *Client) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	const op = "GetQueueAttributes"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	if _, err := c.s.begin(ctx, op, in.QueueUrl); err != nil {
-		return nil, err
-	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	q, err := c.s.lookup(in.QueueUrl)
+// getQueueURL returns the URL of a queue by name.
+func (s *Server) getQueueURL(ctx context.Context, in *sqs.GetQueueUrlInput) (*sqs.GetQueueUrlOutput, error) {
+	f, err := s.begin(ctx, "GetQueueUrl", aws.ToString(in.QueueName), in)
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	now := c.s.now()
-	q.expire(now)
-	all := q.attributes(now)
-	out := map[string]string{}
+	if in.QueueName == nil {
+		return nil, errMissingParameter("QueueName")
+	}
+	if in.QueueOwnerAWSAccountId != nil && *in.QueueOwnerAWSAccountId != s.opts.AccountID {
+		return nil, errQueueDoesNotExist()
+	}
+	s.lock()
+	defer s.mu.Unlock()
+	if _, ok := s.queues[*in.QueueName]; !ok {
+		return nil, errQueueDoesNotExist()
+	}
+	return &sqs.GetQueueUrlOutput{QueueUrl: aws.String(s.queueURL(ctx, *in.QueueName))}, end(f)
+}
+
+// getQueueAttributes returns the named attributes, or all of them for "All".
+func (s *Server) getQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput) (*sqs.GetQueueAttributesOutput, error) {
+	f, err := s.begin(ctx, "GetQueueAttributes", queueNameOf(in.QueueUrl), in)
+	if err != nil {
+		return nil, err
+	}
+	now := s.lock()
+	defer s.mu.Unlock()
+	q, err := s.lookup(in.QueueUrl)
+	if err != nil {
+		return nil, err
+	}
+	q.tick(now)
+	all := q.attributes()
+	var out map[string]string
 	for _, n := range in.AttributeNames {
 		name := string(n)
+		if name != "All" && !isQueueAttributeName(name) {
+			return nil, errInvalidAttributeName(name)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
 		if name == "All" {
 			maps.Copy(out, all)
-			continue
-		}
-		if !isQueueAttributeName(name) {
-			return nil, opError(op, errInvalidAttributeName(name))
-		}
-		if v, ok := all[name]; ok {
+		} else if v, ok := all[name]; ok {
 			out[name] = v
 		}
 	}
-	return &sqs.GetQueueAttributesOutput{Attributes: out}, nil
+	return &sqs.GetQueueAttributesOutput{Attributes: out}, end(f)
 }
 
-// SetQueueAttributes changes settable attributes.
-func (c *Client) SetQueueAttributes(ctx context.Context, in *sqs.SetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.SetQueueAttributesOutput, error) {
-	const op = "SetQueueAttributes"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	if _, err := c.s.begin(ctx, op, in.QueueUrl); err != nil {
+// setQueueAttributes changes settable attributes.
+func (s *Server) setQueueAttributes(ctx context.Context, in *sqs.SetQueueAttributesInput) (*sqs.SetQueueAttributesOutput, error) {
+	f, err := s.begin(ctx, "SetQueueAttributes", queueNameOf(in.QueueUrl), in)
+	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	defer s.mu.Unlock()
+	q, err := s.lookup(in.QueueUrl)
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
+	}
+	if in.Attributes == nil {
+		return nil, errMissingParameter("Attributes")
 	}
 	attrs := q.attrs
 	attrs.passthrough = maps.Clone(q.attrs.passthrough)
-	if err := attrs.apply(in.Attributes, q.fifo, false, c.s.lookupArn); err != nil {
-		return nil, opError(op, err)
+	if err := attrs.apply(in.Attributes, attrContext{arn: q.arn, fifo: q.fifo, lookupArn: s.lookupArn}); err != nil {
+		return nil, err
+	}
+	q.tick(now)
+	if q.fifo && attrs.delay != q.attrs.delay {
+		// On FIFO queues a new delay is retroactive: messages already
+		// waiting take it (developer guide, delay queues).
+		q.msgs.redelay(time.Duration(attrs.delay)*time.Second, now)
 	}
 	q.attrs = attrs
-	q.nextExpiry = time.Time{} // a shorter retention may expire messages now
-	q.modified = c.s.now()
-	c.s.notify() // a shorter delay can make messages receivable
-	return &sqs.SetQueueAttributesOutput{}, nil
+	q.tick(now) // a shorter retention may expire messages now
+	q.modified = now
+	s.notify() // a shorter delay can make messages receivable
+	return &sqs.SetQueueAttributesOutput{}, end(f)
 }
 
-// DeleteQueue deletes a queue and its messages. The name cannot be reused for
-// 60 seconds.
-func (c *Client) DeleteQueue(ctx context.Context, in *sqs.DeleteQueueInput, _ ...func(*sqs.Options)) (*sqs.DeleteQueueOutput, error) {
-	const op = "DeleteQueue"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	if _, err := c.s.begin(ctx, op, in.QueueUrl); err != nil {
+// deleteQueue deletes a queue and its messages. The name cannot be reused
+// for 60 seconds.
+func (s *Server) deleteQueue(ctx context.Context, in *sqs.DeleteQueueInput) (*sqs.DeleteQueueOutput, error) {
+	f, err := s.begin(ctx, "DeleteQueue", queueNameOf(in.QueueUrl), in)
+	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	defer s.mu.Unlock()
+	q, err := s.lookup(in.QueueUrl)
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	delete(c.s.queues, q.name)
-	c.s.deletedAt[q.name] = c.s.now()
-	c.s.notify() // long polls on the queue end
-	return &sqs.DeleteQueueOutput{}, nil
+	delete(s.queues, q.name)
+	s.deletedAt[q.name] = now
+	s.notify() // long polls on the queue end
+	return &sqs.DeleteQueueOutput{}, end(f)
 }
 
-// PurgeQueue deletes every message, in flight or not. A second purge within
+// purgeQueue deletes every message, in flight or not. A second purge within
 // 60 seconds fails with PurgeQueueInProgress.
-func (c *Client) PurgeQueue(ctx context.Context, in *sqs.PurgeQueueInput, _ ...func(*sqs.Options)) (*sqs.PurgeQueueOutput, error) {
-	const op = "PurgeQueue"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	if _, err := c.s.begin(ctx, op, in.QueueUrl); err != nil {
+func (s *Server) purgeQueue(ctx context.Context, in *sqs.PurgeQueueInput) (*sqs.PurgeQueueOutput, error) {
+	f, err := s.begin(ctx, "PurgeQueue", queueNameOf(in.QueueUrl), in)
+	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	defer s.mu.Unlock()
+	q, err := s.lookup(in.QueueUrl)
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	now := c.s.now()
 	if !q.lastPurge.IsZero() && now.Sub(q.lastPurge) < purgeCooldown {
-		return nil, opError(op, errPurgeInProgress())
+		return nil, errPurgeInProgress()
 	}
 	q.lastPurge = now
-	for _, m := range q.messages {
-		m.deleted = true
-	}
-	q.compact(true)
-	q.attempts = map[string]*attempt{}
-	return &sqs.PurgeQueueOutput{}, nil
+	q.purge()
+	return &sqs.PurgeQueueOutput{}, end(f)
 }
 
-// ListQueues lists queue URLs by name prefix, paginated when MaxResults is set.
-func (c *Client) ListQueues(ctx context.Context, in *sqs.ListQueuesInput, _ ...func(*sqs.Options)) (*sqs.ListQueuesOutput, error) {
-	const op = "ListQueues"
-	if in == nil {
-		in = &sqs.ListQueuesInput{}
-	}
-	if _, err := c.s.begin(ctx, op, nil); err != nil {
+// listQueues lists queue URLs by name prefix, paginated when MaxResults is
+// set.
+func (s *Server) listQueues(ctx context.Context, in *sqs.ListQueuesInput) (*sqs.ListQueuesOutput, error) {
+	f, err := s.begin(ctx, "ListQueues", "", in)
+	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	var urls []string
-	for name, q := range c.s.queues {
+	s.lock()
+	var names []string
+	for name := range s.queues {
 		if strings.HasPrefix(name, aws.ToString(in.QueueNamePrefix)) {
-			urls = append(urls, q.url)
+			names = append(names, name)
 		}
 	}
-	c.s.mu.Unlock()
-	slices.Sort(urls)
-	urls, next, err := paginate(urls, in.MaxResults, in.NextToken)
+	s.mu.Unlock()
+	slices.Sort(names)
+	names, next, err := paginate(names, in.MaxResults, in.NextToken)
 	if err != nil {
-		return nil, opError(op, err)
-	}
-	return &sqs.ListQueuesOutput{QueueUrls: urls, NextToken: next}, nil
-}
-
-// ListDeadLetterSourceQueues lists the queues whose redrive policy targets
-// the given queue.
-func (c *Client) ListDeadLetterSourceQueues(ctx context.Context, in *sqs.ListDeadLetterSourceQueuesInput, _ ...func(*sqs.Options)) (*sqs.ListDeadLetterSourceQueuesOutput, error) {
-	const op = "ListDeadLetterSourceQueues"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	if _, err := c.s.begin(ctx, op, in.QueueUrl); err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	dlq, err := c.s.lookup(in.QueueUrl)
-	var urls []string
+	return &sqs.ListQueuesOutput{QueueUrls: s.queueURLs(ctx, names), NextToken: next}, end(f)
+}
+
+// listDeadLetterSourceQueues lists the queues whose redrive policy targets
+// the given queue.
+func (s *Server) listDeadLetterSourceQueues(ctx context.Context, in *sqs.ListDeadLetterSourceQueuesInput) (*sqs.ListDeadLetterSourceQueuesOutput, error) {
+	f, err := s.begin(ctx, "ListDeadLetterSourceQueues", queueNameOf(in.QueueUrl), in)
+	if err != nil {
+		return nil, err
+	}
+	s.lock()
+	dlq, err := s.lookup(in.QueueUrl)
+	var names []string
 	if err == nil {
-		for _, q := range c.s.queues {
-			if q.attrs.redrive != nil && q.attrs.redrive.DeadLetterTargetArn == dlq.arn {
-				urls = append(urls, q.url)
-			}
+		names = s.sourcesOf(dlq)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	names, next, err := paginate(names, in.MaxResults, in.NextToken)
+	if err != nil {
+		return nil, err
+	}
+	urls := s.queueURLs(ctx, names)
+	if urls == nil {
+		urls = []string{} // a required member: SQS sends an empty list
+	}
+	return &sqs.ListDeadLetterSourceQueuesOutput{QueueUrls: urls, NextToken: next}, end(f)
+}
+
+// sourcesOf returns the sorted names of the queues whose redrive policy
+// targets dlq. Callers hold s.mu.
+func (s *Server) sourcesOf(dlq *queue) []string {
+	var names []string
+	for _, q := range s.queues {
+		if q.attrs.redrive != nil && q.attrs.redrive.DeadLetterTargetArn == dlq.arn {
+			names = append(names, q.name)
 		}
 	}
-	c.s.mu.Unlock()
-	if err != nil {
-		return nil, opError(op, err)
+	slices.Sort(names)
+	return names
+}
+
+func (s *Server) queueURLs(ctx context.Context, names []string) []string {
+	if len(names) == 0 {
+		return nil
 	}
-	slices.Sort(urls)
-	urls, next, err := paginate(urls, in.MaxResults, in.NextToken)
-	if err != nil {
-		return nil, opError(op, err)
+	urls := make([]string, len(names))
+	for i, n := range names {
+		urls[i] = s.queueURL(ctx, n)
 	}
-	return &sqs.ListDeadLetterSourceQueuesOutput{QueueUrls: urls, NextToken: next}, nil
+	return urls
 }
 
 // paginate pages a sorted list: without maxResults it returns up to 1000

@@ -6,36 +6,33 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
-// ReceiveMessage returns up to MaxNumberOfMessages messages. With a wait time
-// (WaitTimeSeconds, or the queue's ReceiveMessageWaitTimeSeconds when zero) it
-// blocks until a message can be received, the wait ends, or ctx is done; it
-// wakes when a message is sent, a delay ends or a visibility timeout expires.
-func (c *Client) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, _ ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	const op = "ReceiveMessage"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	fault, err := c.s.begin(ctx, op, in.QueueUrl)
+// receiveMessage returns up to MaxNumberOfMessages messages. With a wait
+// time (WaitTimeSeconds, or the queue's ReceiveMessageWaitTimeSeconds when
+// zero) it blocks until a message can be received, the wait ends, or ctx is
+// done; it wakes when a message is sent, a delay ends, a visibility timeout
+// expires or a FIFO group unlocks.
+func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
+	f, err := s.begin(ctx, "ReceiveMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
 	req, err := newReceiveRequest(in)
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
 	var deadline time.Time
 	for {
-		c.s.mu.Lock()
-		q, err := c.s.lookup(in.QueueUrl)
+		now := s.lock()
+		q, err := s.lookup(in.QueueUrl)
 		if err != nil {
-			c.s.mu.Unlock()
-			return nil, opError(op, err)
+			s.mu.Unlock()
+			return nil, err
 		}
-		now := c.s.now()
 		if deadline.IsZero() {
 			wait := req.wait
 			if wait < 0 {
@@ -43,36 +40,43 @@ func (c *Client) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput
 			}
 			deadline = now.Add(time.Duration(wait) * time.Second)
 		}
-		msgs, next, err := c.s.receive(q, req, now)
+		msgs, err := s.receive(q, req, now)
 		if err != nil {
-			c.s.mu.Unlock()
-			return nil, opError(op, err)
+			s.mu.Unlock()
+			return nil, err
 		}
 		if len(msgs) > 0 || !now.Before(deadline) {
 			out := &sqs.ReceiveMessageOutput{}
-			for _, m := range msgs {
-				out.Messages = append(out.Messages, m.toSDK(req.wantSystem, req.wantUser))
+			if len(msgs) > 0 {
+				out.Messages = make([]types.Message, len(msgs))
+				for i, m := range msgs {
+					out.Messages[i] = m.toSDK(req.wantSystem, req.wantUser)
+				}
 			}
-			c.s.mu.Unlock()
-			if fault != nil && fault.fault.AfterApply {
-				return nil, opError(op, fault.err())
-			}
-			return out, nil
+			s.mu.Unlock()
+			return out, end(f)
 		}
-		wake := c.s.wake
-		c.s.mu.Unlock()
-
+		// Sleep until something can change: a message becoming visible on
+		// this queue, a move task's next move, or the end of the wait.
 		until := deadline
-		if !next.IsZero() && next.Before(until) {
-			until = next
+		for _, t := range []time.Time{q.msgs.next(), s.nextMoveTime(now)} {
+			if !t.IsZero() && t.Before(until) {
+				until = t
+			}
 		}
-		timer, stop := c.s.opts.Clock.After(until.Sub(now))
+		wake := s.wake
+		s.mu.Unlock()
+
+		timer, stop := s.opts.Clock.After(until.Sub(now))
 		select {
 		case <-wake:
 		case <-timer:
 		case <-ctx.Done():
 			stop()
-			return nil, opError(op, ctx.Err())
+			return nil, ctx.Err()
+		case <-requestOf(ctx).drain:
+			stop()
+			return &sqs.ReceiveMessageOutput{}, end(f) // the server is shutting down
 		}
 		stop()
 	}
@@ -139,11 +143,11 @@ func newReceiveRequest(in *sqs.ReceiveMessageInput) (receiveRequest, error) {
 	return r, nil
 }
 
-// receive takes up to r.max messages from q at now. It also returns the
-// earliest later time at which a message becomes receivable, so a long poll
-// knows when to look again. Callers hold s.mu.
-func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message, time.Time, error) {
-	q.expire(now)
+// receive takes up to r.max messages from q at now, in delivery order,
+// touching only the messages it returns and those it moves to the
+// dead-letter queue on the way. Callers hold s.mu.
+func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message, error) {
+	q.tick(now)
 	visibility := time.Duration(q.attrs.visibility) * time.Second
 	if r.visibility >= 0 {
 		visibility = time.Duration(r.visibility) * time.Second
@@ -151,46 +155,23 @@ func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message,
 	if q.fifo && r.attemptID != "" {
 		if a, ok := q.attempts[r.attemptID]; ok && a.valid() {
 			for _, m := range a.msgs {
-				m.visibleAt = now.Add(visibility)
+				q.msgs.setVisibleAt(m, now.Add(visibility), now)
 			}
-			return a.msgs, time.Time{}, nil
+			return a.msgs, nil
 		}
 	}
-	if len(q.messages)-q.deleted >= s.opts.InFlightLimit {
-		if _, inFlight, _ := q.counts(now); inFlight >= s.opts.InFlightLimit {
-			if q.fifo {
-				return nil, time.Time{}, nil
-			}
-			return nil, time.Time{}, errOverLimit("Maximum number of in-flight messages reached (%d).", s.opts.InFlightLimit)
+	if q.msgs.inFlight >= s.opts.InFlightLimit {
+		if q.fifo {
+			return nil, nil
 		}
+		return nil, errOverLimit("Maximum number of in-flight messages reached (%d).", s.opts.InFlightLimit)
 	}
-
 	var out []*message
-	var next time.Time
-	// FIFO: a group with any message in flight is locked, wherever that
-	// message sits in the group; a delayed message also holds back the rest
-	// of its group behind it.
-	blocked := map[string]bool{}
-	if q.fifo {
-		for _, m := range q.messages {
-			if !m.deleted && m.inFlight(now) {
-				blocked[m.groupID] = true
-			}
-		}
-	}
-	for i := 0; i < len(q.messages) && len(out) < r.max; i++ {
-		m := q.messages[i]
-		if m.deleted || (q.fifo && blocked[m.groupID]) {
-			continue
-		}
-		if m.visibleAt.After(now) {
-			if next.IsZero() || m.visibleAt.Before(next) {
-				next = m.visibleAt
-			}
-			if q.fifo {
-				blocked[m.groupID] = true
-			}
-			continue
+	p := q.msgs.picker()
+	for len(out) < r.max && q.msgs.inFlight < s.opts.InFlightLimit {
+		m := p.next()
+		if m == nil {
+			break
 		}
 		if s.redrive(q, m, now) {
 			continue
@@ -199,21 +180,22 @@ func (s *Server) receive(q *queue, r receiveRequest, now time.Time) ([]*message,
 		if m.firstRecv.IsZero() {
 			m.firstRecv = now
 		}
-		m.handle = receiptHandle(q, m)
 		m.lastRecvAt = now
-		m.visibleAt = now.Add(visibility)
+		q.msgs.deliver(m, now, visibility)
+		m.handle = receiptHandle(q, m)
 		m.touched = false
 		out = append(out, m)
 	}
+	p.done()
 	if q.fifo && r.attemptID != "" && len(out) > 0 {
 		a := &attempt{msgs: out, expires: now.Add(sqsrule.AttemptIDWindow)}
 		for _, m := range out {
 			a.handles = append(a.handles, m.handle)
 		}
 		q.attempts[r.attemptID] = a
-		q.expiresBy(a.expires)
+		q.attemptOrd = append(q.attemptOrd, expiring{key: r.attemptID, at: a.expires})
 	}
-	return out, next, nil
+	return out, nil
 }
 
 // valid reports whether a retry may return the attempt's messages again:
@@ -224,35 +206,5 @@ func (a *attempt) valid() bool {
 			return false
 		}
 	}
-	return true
-}
-
-// redrive moves m to the dead-letter queue instead of delivering it when it
-// was received maxReceiveCount times already. It keeps MessageId, body and
-// attributes, sets DeadLetterQueueSourceArn, and on FIFO replaces the
-// deduplication id with the MessageId. Callers hold s.mu.
-func (s *Server) redrive(q *queue, m *message, now time.Time) bool {
-	p := q.attrs.redrive
-	if p == nil || m.receiveCount < p.MaxReceiveCount {
-		return false
-	}
-	dlq, ok := s.lookupArn(p.DeadLetterTargetArn)
-	if !ok {
-		return false // SQS keeps delivering when the target is gone
-	}
-	moved := &message{
-		id: m.id, body: m.body, attrs: m.attrs, systemAttrs: m.systemAttrs,
-		groupID: m.groupID, sourceArn: q.arn,
-		sentAt: m.sentAt, enqueuedAt: m.enqueuedAt, visibleAt: now,
-		firstRecv: m.firstRecv, receiveCount: m.receiveCount,
-		md5Body: m.md5Body, md5Attrs: m.md5Attrs,
-	}
-	if dlq.fifo {
-		moved.dedupID = m.id
-		moved.enqueuedAt = now // a FIFO DLQ restarts the retention period
-	}
-	q.remove(m)
-	dlq.add(moved)
-	s.notify() // long polls on the DLQ
 	return true
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"maps"
 	"strconv"
 	"time"
 
@@ -26,50 +25,45 @@ type sendRequest struct {
 }
 
 type sendResult struct {
-	id, seqNumber, md5Body, md5Attrs string
+	id, seqNumber, md5Body, md5Attrs, md5System string
 }
 
-// SendMessage sends one message.
-func (c *Client) SendMessage(ctx context.Context, in *sqs.SendMessageInput, _ ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	const op = "SendMessage"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
+func optional(s string) *string {
+	if s == "" {
+		return nil
 	}
-	fault, err := c.s.begin(ctx, op, in.QueueUrl)
+	return aws.String(s)
+}
+
+// sendMessage sends one message.
+func (s *Server) sendMessage(ctx context.Context, in *sqs.SendMessageInput) (*sqs.SendMessageOutput, error) {
+	f, err := s.begin(ctx, "SendMessage", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
-	c.s.mu.Lock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	q, err := s.lookup(in.QueueUrl)
 	var res sendResult
 	if err == nil {
-		res, err = c.s.send(q, sendRequest{in.MessageBody, in.DelaySeconds, in.MessageAttributes, in.MessageSystemAttributes, in.MessageGroupId, in.MessageDeduplicationId})
+		res, err = s.send(q, sendRequest{in.MessageBody, in.DelaySeconds, in.MessageAttributes, in.MessageSystemAttributes, in.MessageGroupId, in.MessageDeduplicationId}, now)
 	}
-	c.s.mu.Unlock()
+	s.mu.Unlock()
 	if err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	if fault != nil && fault.fault.AfterApply {
-		return nil, opError(op, fault.err())
-	}
-	out := &sqs.SendMessageOutput{MessageId: aws.String(res.id), MD5OfMessageBody: aws.String(res.md5Body)}
-	if res.md5Attrs != "" {
-		out.MD5OfMessageAttributes = aws.String(res.md5Attrs)
-	}
-	if res.seqNumber != "" {
-		out.SequenceNumber = aws.String(res.seqNumber)
-	}
-	return out, nil
+	return &sqs.SendMessageOutput{
+		MessageId:                    aws.String(res.id),
+		MD5OfMessageBody:             aws.String(res.md5Body),
+		MD5OfMessageAttributes:       optional(res.md5Attrs),
+		MD5OfMessageSystemAttributes: optional(res.md5System),
+		SequenceNumber:               optional(res.seqNumber),
+	}, end(f)
 }
 
-// SendMessageBatch sends up to ten messages. Request-level problems fail the
+// sendMessageBatch sends up to ten messages. Request-level problems fail the
 // call; problems of one entry are reported in Failed[] with SenderFault true.
-func (c *Client) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, _ ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	const op = "SendMessageBatch"
-	if in == nil {
-		return nil, opError(op, errMissingParameter("QueueUrl"))
-	}
-	fault, err := c.s.begin(ctx, op, in.QueueUrl)
+func (s *Server) sendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchOutput, error) {
+	f, err := s.begin(ctx, "SendMessageBatch", queueNameOf(in.QueueUrl), in)
 	if err != nil {
 		return nil, err
 	}
@@ -80,46 +74,54 @@ func (c *Client) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchI
 		total += sqsrule.MessageSize(aws.ToString(e.MessageBody), e.MessageAttributes)
 	}
 	if err := sqsrule.CheckBatchIDs(ids); err != nil {
-		return nil, opError(op, fromViolation(err))
+		return nil, fromViolation(err)
 	}
 	if total > sqsrule.MaxMessageBytes {
-		return nil, opError(op, fromViolation(&sqsrule.Violation{Code: sqsrule.CodeBatchRequestTooLong, Reason: "batch requests cannot be longer than " + strconv.Itoa(sqsrule.MaxMessageBytes) + " bytes"}))
+		return nil, fromViolation(&sqsrule.Violation{Code: sqsrule.CodeBatchRequestTooLong, Reason: "batch requests cannot be longer than " + strconv.Itoa(sqsrule.MaxMessageBytes) + " bytes"})
 	}
 	out := &sqs.SendMessageBatchOutput{}
-	c.s.mu.Lock()
-	q, err := c.s.lookup(in.QueueUrl)
+	now := s.lock()
+	defer s.mu.Unlock()
+	q, err := s.lookup(in.QueueUrl)
 	if err != nil {
-		c.s.mu.Unlock()
-		return nil, opError(op, err)
+		return nil, err
 	}
 	for i, e := range in.Entries {
-		if fault.entryFails(i, ids[i]) {
-			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String(fault.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: fault.fault.Entries.SenderFault})
+		if f.entryFails(i, ids[i]) {
+			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String(f.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: f.fault.Entries.SenderFault})
 			continue
 		}
-		res, err := c.s.send(q, sendRequest{e.MessageBody, e.DelaySeconds, e.MessageAttributes, e.MessageSystemAttributes, e.MessageGroupId, e.MessageDeduplicationId})
+		res, err := s.send(q, sendRequest{e.MessageBody, e.DelaySeconds, e.MessageAttributes, e.MessageSystemAttributes, e.MessageGroupId, e.MessageDeduplicationId}, now)
 		if err != nil {
 			out.Failed = append(out.Failed, batchEntryError(ids[i], err))
 			continue
 		}
-		ok := types.SendMessageBatchResultEntry{Id: e.Id, MessageId: aws.String(res.id), MD5OfMessageBody: aws.String(res.md5Body)}
-		if res.md5Attrs != "" {
-			ok.MD5OfMessageAttributes = aws.String(res.md5Attrs)
-		}
-		if res.seqNumber != "" {
-			ok.SequenceNumber = aws.String(res.seqNumber)
-		}
-		out.Successful = append(out.Successful, ok)
+		out.Successful = append(out.Successful, types.SendMessageBatchResultEntry{
+			Id:                           e.Id,
+			MessageId:                    aws.String(res.id),
+			MD5OfMessageBody:             aws.String(res.md5Body),
+			MD5OfMessageAttributes:       optional(res.md5Attrs),
+			MD5OfMessageSystemAttributes: optional(res.md5System),
+			SequenceNumber:               optional(res.seqNumber),
+		})
 	}
-	c.s.mu.Unlock()
-	if fault != nil && fault.fault.AfterApply {
-		return nil, opError(op, fault.err())
+	return withRequiredLists(out), end(f)
+}
+
+// withRequiredLists gives a batch result both of its lists, which the
+// service always sends.
+func withRequiredLists(out *sqs.SendMessageBatchOutput) *sqs.SendMessageBatchOutput {
+	if out.Successful == nil {
+		out.Successful = []types.SendMessageBatchResultEntry{}
 	}
-	return out, nil
+	if out.Failed == nil {
+		out.Failed = []types.BatchResultErrorEntry{}
+	}
+	return out
 }
 
 // send validates and stores one message. Callers hold s.mu.
-func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
+func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error) {
 	if r.body == nil {
 		return sendResult{}, errMissingParameter("MessageBody")
 	}
@@ -137,17 +139,17 @@ func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
 		return sendResult{}, fromViolation(err)
 	}
 	for name, v := range r.systemAttrs {
-		if name != "AWSTraceHeader" || aws.ToString(v.DataType) != "String" || aws.ToString(v.StringValue) == "" {
+		if name != "AWSTraceHeader" || aws.ToString(v.DataType) != "String" || aws.ToString(v.StringValue) == "" || v.BinaryValue != nil {
 			return sendResult{}, errInvalidParameter("Message system attribute %s is not valid: only AWSTraceHeader of type String is supported.", name)
 		}
 	}
-	now := s.now()
-	q.expire(now)
-	m := &message{
-		body: body, attrs: copyAttrs(r.attrs), systemAttrs: maps.Clone(r.systemAttrs),
-		sentAt: now, enqueuedAt: now, md5Body: sqsrule.MD5OfBody(body),
-	}
+	q.tick(now)
+	m := newMessage()
+	m.body, m.attrs, m.systemAttrs = body, r.attrs, r.systemAttrs
+	m.sentAt, m.enqueuedAt = now, now
+	m.md5Body = sqsrule.MD5OfBody(body)
 	m.md5Attrs = sqsrule.MD5OfAttributes(m.attrs)
+	md5System := sqsrule.MD5OfSystemAttributes(r.systemAttrs)
 	if r.groupID != nil {
 		if err := sqsrule.CheckGroupID(*r.groupID); err != nil {
 			return sendResult{}, fromViolation(err)
@@ -180,12 +182,15 @@ func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
 		}
 		if d, dup := q.dedup[key]; dup {
 			// Accepted, not enqueued: the caller gets the original's id.
-			return sendResult{id: d.messageID, seqNumber: d.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs}, nil
+			return sendResult{id: d.messageID, seqNumber: d.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs, md5System: md5System}, nil
 		}
-		m.id = s.newMessageID()
-		q.add(m)
-		q.dedup[key] = dedupEntry{messageID: m.id, seqNumber: m.seqNumber, expires: now.Add(sqsrule.DedupWindow)}
-		q.expiresBy(now.Add(sqsrule.DedupWindow))
+		seq := s.nextSeq()
+		m.id = messageID(seq)
+		m.visibleAt = now.Add(delay)
+		q.store(m, seq, now)
+		expires := now.Add(sqsrule.DedupWindow)
+		q.dedup[key] = dedupEntry{messageID: m.id, seqNumber: m.seqNumber, expires: expires}
+		q.dedupOrder = append(q.dedupOrder, expiring{key: key, at: expires})
 	} else {
 		if r.dedupID != nil {
 			return sendResult{}, errInvalidParameter("The request include parameter MessageDeduplicationId that is not valid for this queue type")
@@ -193,10 +198,11 @@ func (s *Server) send(q *queue, r sendRequest) (sendResult, error) {
 		if r.delay != 0 {
 			delay = time.Duration(r.delay) * time.Second
 		}
-		m.id = s.newMessageID()
-		q.add(m)
+		seq := s.nextSeq()
+		m.id = messageID(seq)
+		m.visibleAt = now.Add(delay)
+		q.store(m, seq, now)
 	}
-	m.visibleAt = now.Add(delay)
 	s.notify()
-	return sendResult{id: m.id, seqNumber: m.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs}, nil
+	return sendResult{id: m.id, seqNumber: m.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs, md5System: md5System}, nil
 }

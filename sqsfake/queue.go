@@ -1,12 +1,10 @@
 package sqsfake
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -16,24 +14,30 @@ import (
 
 // queue is one queue's state. Every field is guarded by Server.mu.
 type queue struct {
-	name, url, arn string
-	fifo           bool
-	created        time.Time
-	modified       time.Time
-	attrs          queueAttrs
-	tags           map[string]string
+	id       uint64 // this incarnation of the name; unique for the Server's life
+	name     string
+	arn      string
+	fifo     bool
+	created  time.Time
+	modified time.Time
+	attrs    queueAttrs
+	tags     map[string]string
 
-	messages []*message // in send order; deleted ones are compacted lazily
-	deleted  int        // how many entries of messages are deleted
-	bySeq    map[uint64]*message
-	seq      uint64 // last message sequence on this queue
+	msgs    *messages
+	fifoSeq uint64 // last FIFO SequenceNumber
 
-	dedup     map[string]dedupEntry // FIFO: dedup key → original send
-	attempts  map[string]*attempt   // FIFO: ReceiveRequestAttemptId → result
-	lastPurge time.Time             // zero if never purged
-	// nextExpiry is the earliest time a message, dedup id or attempt can
-	// expire; expire does nothing before it. Zero forces a scan.
-	nextExpiry time.Time
+	dedup      map[string]dedupEntry // FIFO: dedup key → original send
+	dedupOrder []expiring
+	attempts   map[string]*attempt // FIFO: ReceiveRequestAttemptId → result
+	attemptOrd []expiring
+	lastPurge  time.Time // zero if never purged
+}
+
+// expiring names a map entry and when it expires. Entries are appended in
+// time order with one fixed window, so the oldest is always first.
+type expiring struct {
+	key string
+	at  time.Time
 }
 
 type dedupEntry struct {
@@ -50,6 +54,54 @@ type attempt struct {
 	expires time.Time
 }
 
+func newQueue(id uint64, name, arn string, fifo bool, now time.Time) *queue {
+	return &queue{
+		id: id, name: name, arn: arn, fifo: fifo, created: now, modified: now,
+		attrs: defaultAttrs(fifo), tags: map[string]string{}, msgs: newMessages(fifo),
+		dedup: map[string]dedupEntry{}, attempts: map[string]*attempt{},
+	}
+}
+
+// tick brings the queue to now: due messages become visible, old messages,
+// dedup ids and receive attempts expire. Each step touches only what is due.
+func (q *queue) tick(now time.Time) {
+	q.msgs.tick(now)
+	q.msgs.expire(now, time.Duration(q.attrs.retention)*time.Second)
+	for len(q.dedupOrder) > 0 && !q.dedupOrder[0].at.After(now) {
+		e := q.dedupOrder[0]
+		q.dedupOrder = q.dedupOrder[1:]
+		if d, ok := q.dedup[e.key]; ok && d.expires.Equal(e.at) {
+			delete(q.dedup, e.key)
+		}
+	}
+	for len(q.attemptOrd) > 0 && !q.attemptOrd[0].at.After(now) {
+		e := q.attemptOrd[0]
+		q.attemptOrd = q.attemptOrd[1:]
+		if a, ok := q.attempts[e.key]; ok && a.expires.Equal(e.at) {
+			delete(q.attempts, e.key)
+		}
+	}
+}
+
+// store adds a message at the tail of q, giving it the server-wide sequence
+// seq. Callers hold Server.mu.
+func (q *queue) store(m *message, seq uint64, now time.Time) {
+	m.seq = seq
+	if q.fifo {
+		// SequenceNumber: 20 digits, growing per queue, like the service's.
+		q.fifoSeq++
+		m.seqNumber = fmt.Sprintf("%020d", uint64(10_000_000_000_000_000_000)+q.fifoSeq)
+	}
+	q.msgs.add(m, now)
+}
+
+// purge drops every message and receive attempt.
+func (q *queue) purge() {
+	q.msgs = newMessages(q.fifo)
+	q.attempts = map[string]*attempt{}
+	q.attemptOrd = nil
+}
+
 // queueAttrs are the settable attributes. Durations are whole seconds, as SQS
 // keeps them.
 type queueAttrs struct {
@@ -59,16 +111,11 @@ type queueAttrs struct {
 	maxSize         int
 	waitSeconds     int
 	redrive         *redrivePolicy
+	allow           *redriveAllowPolicy
 	contentDedup    bool
 	dedupScope      string // messageQueue or messageGroup
 	throughputLimit string // perQueue or perMessageGroupId
 	passthrough     map[string]string
-}
-
-type redrivePolicy struct {
-	DeadLetterTargetArn string `json:"deadLetterTargetArn"`
-	MaxReceiveCount     int    `json:"maxReceiveCount"`
-	raw                 string
 }
 
 func defaultAttrs(fifo bool) queueAttrs {
@@ -80,20 +127,18 @@ func defaultAttrs(fifo bool) queueAttrs {
 	return a
 }
 
-// isPassthrough reports attributes that are accepted and stored but not
-// modeled.
-func isPassthrough(name string) bool {
-	switch name {
-	case "Policy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled", "RedriveAllowPolicy":
-		return true
-	}
-	return false
+// attrContext is what validating attributes needs from the Server.
+type attrContext struct {
+	arn       string // the ARN of the queue being created or changed
+	fifo      bool
+	creating  bool // inside CreateQueue, where FifoQueue may be given
+	lookupArn func(string) (*queue, bool)
 }
 
-// apply validates and sets attributes; creating is true inside CreateQueue,
-// where FifoQueue may be given.
-func (a *queueAttrs) apply(in map[string]string, fifo, creating bool, lookupArn func(string) (*queue, bool)) error {
-	for name, value := range in {
+// apply validates and sets attributes.
+func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
+	for _, name := range slices.Sorted(maps.Keys(in)) { // deterministic first error
+		value := in[name]
 		var err error
 		switch name {
 		case "VisibilityTimeout":
@@ -107,21 +152,25 @@ func (a *queueAttrs) apply(in map[string]string, fifo, creating bool, lookupArn 
 		case "ReceiveMessageWaitTimeSeconds":
 			a.waitSeconds, err = intAttr(name, value, 0, sqsrule.MaxWaitSeconds)
 		case "RedrivePolicy":
-			a.redrive, err = parseRedrive(value, fifo, lookupArn)
+			a.redrive, err = parseRedrive(value, c)
+		case "RedriveAllowPolicy":
+			a.allow, err = parseRedriveAllow(value)
 		case "FifoQueue":
-			if !creating {
+			// Only a FIFO queue knows the attribute, and only at creation:
+			// SQS answers FifoQueue=false on a standard queue as unknown.
+			if !c.creating || !c.fifo {
 				return errInvalidAttributeName(name)
 			}
-			if b, perr := strconv.ParseBool(value); perr != nil || b != fifo {
-				return errInvalidParameter("Invalid value for the parameter FifoQueue: %q; a FIFO queue name must end in .fifo and only a .fifo name may set FifoQueue=true", value)
+			if b, perr := strconv.ParseBool(value); perr != nil || !b {
+				return errInvalidAttributeValue("Invalid value for the parameter FifoQueue: %q; a queue whose name ends in .fifo is created with FifoQueue=true", value)
 			}
 		case "ContentBasedDeduplication":
-			if !fifo {
+			if !c.fifo {
 				return errInvalidAttributeName(name)
 			}
 			a.contentDedup, err = boolAttr(name, value)
 		case "DeduplicationScope":
-			if !fifo {
+			if !c.fifo {
 				return errInvalidAttributeName(name)
 			}
 			if value != "messageQueue" && value != "messageGroup" {
@@ -129,27 +178,44 @@ func (a *queueAttrs) apply(in map[string]string, fifo, creating bool, lookupArn 
 			}
 			a.dedupScope = value
 		case "FifoThroughputLimit":
-			if !fifo {
+			if !c.fifo {
 				return errInvalidAttributeName(name)
 			}
 			if value != "perQueue" && value != "perMessageGroupId" {
 				return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit: %q (perQueue or perMessageGroupId)", value)
 			}
 			a.throughputLimit = value
+		case "Policy":
+			err = checkPolicy(value)
+		case "KmsDataKeyReusePeriodSeconds":
+			_, err = intAttr(name, value, 60, 86400)
+		case "SqsManagedSseEnabled":
+			_, err = boolAttr(name, value)
+		case "KmsMasterKeyId":
 		default:
-			if !isPassthrough(name) {
-				return errInvalidAttributeName(name)
-			}
-			a.passthrough[name] = value
+			return errInvalidAttributeName(name)
 		}
 		if err != nil {
 			return err
 		}
+		if isPassthrough(name) {
+			a.passthrough[name] = value
+		}
 	}
-	if fifo && a.throughputLimit == "perMessageGroupId" && a.dedupScope != "messageGroup" {
+	if c.fifo && a.throughputLimit == "perMessageGroupId" && a.dedupScope != "messageGroup" {
 		return errInvalidAttributeValue("FifoThroughputLimit perMessageGroupId requires DeduplicationScope messageGroup")
 	}
 	return nil
+}
+
+// isPassthrough reports attributes that are validated and stored but not
+// modeled.
+func isPassthrough(name string) bool {
+	switch name {
+	case "Policy", "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds", "SqsManagedSseEnabled":
+		return true
+	}
+	return false
 }
 
 func intAttr(name, value string, lo, hi int) (int, error) {
@@ -161,50 +227,13 @@ func intAttr(name, value string, lo, hi int) (int, error) {
 }
 
 func boolAttr(name, value string) (bool, error) {
-	switch strings.ToLower(value) {
-	case "true":
+	switch value {
+	case "true", "True", "TRUE":
 		return true, nil
-	case "false":
+	case "false", "False", "FALSE":
 		return false, nil
 	}
 	return false, errInvalidAttributeValue("Invalid value for the parameter %s: %q (true or false)", name, value)
-}
-
-func parseRedrive(value string, fifo bool, lookupArn func(string) (*queue, bool)) (*redrivePolicy, error) {
-	if value == "" {
-		return nil, nil // an empty policy removes redrive
-	}
-	var raw map[string]any
-	if err := json.Unmarshal([]byte(value), &raw); err != nil {
-		return nil, errInvalidAttributeValue("Invalid value for the parameter RedrivePolicy: %v", err)
-	}
-	p := &redrivePolicy{raw: value}
-	arn, _ := raw["deadLetterTargetArn"].(string)
-	if arn == "" {
-		return nil, errInvalidAttributeValue("Value %s for parameter RedrivePolicy is invalid. Reason: Redrive policy does not contain mandatory attribute: deadLetterTargetArn.", value)
-	}
-	p.DeadLetterTargetArn = arn
-	// SQS accepts maxReceiveCount as a JSON number or a numeric string.
-	switch v := raw["maxReceiveCount"].(type) {
-	case float64:
-		p.MaxReceiveCount = int(v)
-		if float64(p.MaxReceiveCount) != v {
-			p.MaxReceiveCount = 0
-		}
-	case string:
-		p.MaxReceiveCount, _ = strconv.Atoi(v)
-	}
-	if p.MaxReceiveCount < sqsrule.MinMaxReceiveCount || p.MaxReceiveCount > sqsrule.MaxMaxReceiveCount {
-		return nil, errInvalidAttributeValue("Value %s for parameter RedrivePolicy is invalid. Reason: maxReceiveCount must be %d to %d.", value, sqsrule.MinMaxReceiveCount, sqsrule.MaxMaxReceiveCount)
-	}
-	dlq, ok := lookupArn(arn)
-	if !ok {
-		return nil, errInvalidAttributeValue("Value %s for parameter RedrivePolicy is invalid. Reason: Dead letter target does not exist.", value)
-	}
-	if dlq.fifo != fifo {
-		return nil, errInvalidAttributeValue("Value %s for parameter RedrivePolicy is invalid. Reason: Dead-letter target must be of the same type (FIFO or standard) as the source queue.", value)
-	}
-	return p, nil
 }
 
 // equalAttrs reports whether creating a queue with in would leave q's
@@ -235,6 +264,9 @@ func (q *queue) settableAttributes() map[string]string {
 	if a.redrive != nil {
 		out["RedrivePolicy"] = fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, a.redrive.DeadLetterTargetArn, a.redrive.MaxReceiveCount)
 	}
+	if a.allow != nil {
+		out["RedriveAllowPolicy"] = a.allow.raw
+	}
 	if q.fifo {
 		out["FifoQueue"] = "true"
 		out["ContentBasedDeduplication"] = strconv.FormatBool(a.contentDedup)
@@ -246,32 +278,15 @@ func (q *queue) settableAttributes() map[string]string {
 }
 
 // attributes returns every attribute GetQueueAttributes can report.
-func (q *queue) attributes(now time.Time) map[string]string {
+func (q *queue) attributes() map[string]string {
 	out := q.settableAttributes()
-	visible, inFlight, delayed := q.counts(now)
-	out["ApproximateNumberOfMessages"] = strconv.Itoa(visible)
-	out["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(inFlight)
-	out["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(delayed)
+	out["ApproximateNumberOfMessages"] = strconv.Itoa(q.msgs.visible)
+	out["ApproximateNumberOfMessagesNotVisible"] = strconv.Itoa(q.msgs.inFlight)
+	out["ApproximateNumberOfMessagesDelayed"] = strconv.Itoa(q.msgs.delayed)
 	out["CreatedTimestamp"] = strconv.FormatInt(q.created.Unix(), 10)
 	out["LastModifiedTimestamp"] = strconv.FormatInt(q.modified.Unix(), 10)
 	out["QueueArn"] = q.arn
 	return out
-}
-
-// counts returns the visible, in-flight and delayed messages at now.
-func (q *queue) counts(now time.Time) (visible, inFlight, delayed int) {
-	for _, m := range q.messages {
-		switch {
-		case m.deleted:
-		case m.receiveCount == 0 && m.visibleAt.After(now):
-			delayed++
-		case m.visibleAt.After(now):
-			inFlight++
-		default:
-			visible++
-		}
-	}
-	return visible, inFlight, delayed
 }
 
 // isQueueAttributeName reports names GetQueueAttributes accepts.

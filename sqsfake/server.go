@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,25 +21,37 @@ type Options struct {
 	Region string
 	// AccountID appears in queue URLs and ARNs. Default "123456789012".
 	AccountID string
-	// Endpoint is the scheme and host of queue URLs. Default
-	// "https://sqs.<Region>.amazonaws.com".
+	// Endpoint is the scheme and host of the queue URLs the Server returns.
+	// Default: the scheme and host each request was sent to, so queue URLs
+	// point back at the server that returned them
+	// (http://127.0.0.1:9324/123456789012/orders over HTTP,
+	// https://sqs.<Region>.amazonaws.com/123456789012/orders in process).
+	// Requests may name a queue by any host: only the path is read.
 	Endpoint string
 	// InFlightLimit is how many messages a queue holds in flight before
 	// receives fail with OverLimit. Default 120,000, the service quota.
 	InFlightLimit int
+	// Logger, if set, gets one line per request at Info level: operation,
+	// queue, HTTP status and duration. Bodies and attribute values are never
+	// logged. Default nil: silent.
+	Logger *slog.Logger
 }
 
 // Server is an in-memory SQS: a set of queues with the behaviour of the real
-// service. Use Client to talk to it. A Server is safe for concurrent use and
-// starts no goroutines.
+// service. Talk to it with Client (in process), over HTTP with Handler or
+// NewHTTPServer, or from another process through cmd/sqsfake. A Server is
+// safe for concurrent use and starts no goroutines.
 type Server struct {
 	opts Options
 
 	mu        sync.Mutex
 	queues    map[string]*queue    // by name
 	deletedAt map[string]time.Time // queue name → deletion time
-	idSeq     uint64
-	wake      chan struct{} // closed and replaced when messages may have become receivable
+	idSeq     uint64               // message ids and sequences, queue incarnations
+	wake      chan struct{}        // closed and replaced when messages may have become receivable
+	tasks     moveTasks
+
+	requestSeq atomic.Uint64
 
 	hookMu sync.Mutex
 	faults []*FaultHandle
@@ -59,9 +73,6 @@ func New(optFns ...func(*Options)) *Server {
 	if o.AccountID == "" {
 		o.AccountID = "123456789012"
 	}
-	if o.Endpoint == "" {
-		o.Endpoint = "https://sqs." + o.Region + ".amazonaws.com"
-	}
 	o.Endpoint = strings.TrimSuffix(o.Endpoint, "/")
 	if o.InFlightLimit <= 0 {
 		o.InFlightLimit = 120000
@@ -75,22 +86,60 @@ func New(optFns ...func(*Options)) *Server {
 	}
 }
 
-// Client returns a client of this server. It has the methods of *sqs.Client
-// with the same signatures, so it satisfies any interface *sqs.Client does
-// for the operations sqsfake implements.
-func (s *Server) Client() *Client { return &Client{s: s} }
-
 // Clock returns the server's clock.
 func (s *Server) Clock() Clock { return s.opts.Clock }
 
 func (s *Server) now() time.Time { return s.opts.Clock.Now() }
 
-func (s *Server) queueURL(name string) string {
-	return s.opts.Endpoint + "/" + s.opts.AccountID + "/" + name
+// lock takes s.mu and brings the server to now: running message move tasks
+// move what their rate allows by now. It returns now.
+func (s *Server) lock() time.Time {
+	s.mu.Lock()
+	now := s.now()
+	s.runMoveTasks(now)
+	return now
+}
+
+// request is what one call tells the wire layer besides its result.
+type request struct {
+	endpoint string          // scheme and host the request was sent to
+	queue    string          // the queue it named, for the request log
+	drain    <-chan struct{} // closed when the HTTP server shuts down; nil in process
+	corrupt  bool            // a fault corrupts the answer's message checksums
+}
+
+type requestKey struct{}
+
+// drainKey carries an HTTPServer's drain channel in its requests' contexts.
+type drainKey struct{}
+
+func requestOf(ctx context.Context) *request {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok {
+		return r
+	}
+	return &request{}
+}
+
+// queueURL returns a queue's URL as seen by the request in ctx.
+func (s *Server) queueURL(ctx context.Context, name string) string {
+	base := s.opts.Endpoint
+	if base == "" {
+		base = requestOf(ctx).endpoint
+	}
+	if base == "" {
+		base = "https://sqs." + s.opts.Region + ".amazonaws.com"
+	}
+	return base + "/" + s.opts.AccountID + "/" + name
 }
 
 func (s *Server) queueArn(name string) string {
 	return "arn:aws:sqs:" + s.opts.Region + ":" + s.opts.AccountID + ":" + name
+}
+
+// isQueueArn reports whether arn has the form of an SQS queue ARN.
+func isQueueArn(arn string) bool {
+	parts := strings.Split(arn, ":")
+	return len(parts) == 6 && parts[0] == "arn" && parts[2] == "sqs" && parts[5] != ""
 }
 
 // lookup finds a queue by URL. Any scheme and host are accepted, as the
@@ -117,10 +166,11 @@ func (s *Server) lookup(queueURL *string) (*queue, error) {
 
 func (s *Server) lookupArn(arn string) (*queue, bool) {
 	prefix := "arn:aws:sqs:" + s.opts.Region + ":" + s.opts.AccountID + ":"
-	if !strings.HasPrefix(arn, prefix) {
+	name, ok := strings.CutPrefix(arn, prefix)
+	if !ok {
 		return nil, false
 	}
-	q, ok := s.queues[strings.TrimPrefix(arn, prefix)]
+	q, ok := s.queues[name]
 	return q, ok
 }
 
@@ -130,62 +180,82 @@ func (s *Server) notify() {
 	s.wake = make(chan struct{})
 }
 
-func (s *Server) newMessageID() string {
+// nextSeq returns a number never returned before by this Server. Callers
+// hold s.mu.
+func (s *Server) nextSeq() uint64 {
 	s.idSeq++
-	return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(s.idSeq>>48), s.idSeq&0xffffffffffff)
+	return s.idSeq
 }
 
-// A receipt handle names the queue, the message and which receive it came
-// from, so a handle from an earlier receive is recognised as stale.
+func messageID(seq uint64) string {
+	return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(seq>>48), seq&0xffffffffffff)
+}
+
+// A receipt handle names the queue incarnation, the message and which
+// receive it came from, so a handle from an earlier receive is recognised as
+// stale and a handle never names a message of a later queue with the same
+// name.
 func receiptHandle(q *queue, m *message) string {
-	raw := "sqsfake|" + q.name + "|" + strconv.FormatUint(m.seq, 10) + "|" + strconv.Itoa(m.receiveCount)
+	raw := "sqsfake|" + strconv.FormatUint(q.id, 10) + "|" + strconv.FormatUint(m.seq, 10) + "|" + strconv.Itoa(m.receiveCount)
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
-func parseReceiptHandle(h string) (queueName string, seq uint64, ok bool) {
+func parseReceiptHandle(h string) (queueID, seq uint64, ok bool) {
 	raw, err := base64.RawURLEncoding.DecodeString(h)
 	if err != nil {
-		return "", 0, false
+		return 0, 0, false
 	}
 	parts := strings.Split(string(raw), "|")
 	if len(parts) != 4 || parts[0] != "sqsfake" {
-		return "", 0, false
+		return 0, 0, false
 	}
-	seq, err = strconv.ParseUint(parts[2], 10, 64)
-	if err != nil {
-		return "", 0, false
+	queueID, err1 := strconv.ParseUint(parts[1], 10, 64)
+	seq, err2 := strconv.ParseUint(parts[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
 	}
-	return parts[1], seq, true
+	return queueID, seq, true
 }
 
 // begin records a call and runs the faults that match it. It returns the
-// fault to apply after the call (a lost acknowledgement or entry failures),
-// or an error to return at once.
-func (s *Server) begin(ctx context.Context, op string, queueURL *string) (*FaultHandle, error) {
+// fault to apply after the call (a lost acknowledgement, entry failures, a
+// corrupted checksum), or an error to answer with at once.
+func (s *Server) begin(ctx context.Context, op, queueName string, in any) (*FaultHandle, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, opError(op, err)
+		return nil, err
 	}
-	name := queueNameOf(queueURL)
-	f := s.record(op, name)
+	req := requestOf(ctx)
+	req.queue = queueName
+	f := s.record(op, queueName, in)
 	if f == nil {
 		return nil, nil
 	}
+	req.corrupt = f.fault.CorruptChecksum
 	if f.fault.Latency > 0 {
 		timer, stop := s.opts.Clock.After(f.fault.Latency)
 		select {
 		case <-timer:
 		case <-ctx.Done():
 			stop()
-			return nil, opError(op, ctx.Err())
+			return nil, ctx.Err()
 		}
 	}
-	if f.fault.Entries != nil || f.fault.AfterApply {
+	if f.fault.Entries != nil || f.fault.AfterApply || f.fault.CorruptChecksum {
 		return f, nil
 	}
-	if f.fault.Err != nil || f.fault.Latency == 0 {
-		return nil, opError(op, f.err())
+	if f.failsCall() {
+		return nil, f.failure()
 	}
 	return nil, nil
+}
+
+// end returns the error a call that took effect ends with: the fault's if
+// it loses the acknowledgement.
+func end(f *FaultHandle) error {
+	if f != nil && f.fault.AfterApply {
+		return f.failure()
+	}
+	return nil
 }
 
 func queueNameOf(queueURL *string) string {
@@ -194,4 +264,11 @@ func queueNameOf(queueURL *string) string {
 	}
 	u := *queueURL
 	return u[strings.LastIndex(u, "/")+1:]
+}
+
+func queueNameOfArn(arn *string) string {
+	if arn == nil {
+		return ""
+	}
+	return (*arn)[strings.LastIndex(*arn, ":")+1:]
 }

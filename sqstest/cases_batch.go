@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
 func entries(n int, body func(i int) string) []types.SendMessageBatchRequestEntry {
@@ -113,6 +115,51 @@ func batchCases() []testCase {
 				again = append(again, e.receive(t, url)...)
 			}
 			equal(t, "received again", 2, len(again))
+		}},
+		{name: "batch/change-visibility-entry-failure", needs: []Capability{HandleValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "m")
+			got := e.receive(t, url)
+			out, err := e.api.ChangeMessageVisibilityBatch(e.ctx(), &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: []types.ChangeMessageVisibilityBatchRequestEntry{
+				{Id: aws.String("good"), ReceiptHandle: got[0].ReceiptHandle, VisibilityTimeout: 60}, {Id: aws.String("bad"), ReceiptHandle: aws.String("garbage")},
+			}})
+			if err != nil {
+				t.Fatalf("change visibility batch: %v", err)
+			}
+			equal(t, "successful", 1, len(out.Successful))
+			equal(t, "failed", 1, len(out.Failed))
+			equal(t, "failed id", "bad", aws.ToString(out.Failed[0].Id))
+			equal(t, "sender fault", true, out.Failed[0].SenderFault)
+		}},
+		{name: "batch/send-results-carry-digests", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
+			attrs := map[string]types.MessageAttributeValue{"k": str("String", "v")}
+			es[1].MessageAttributes = attrs
+			out, err := e.sendBatch(url, es)
+			if err != nil || len(out.Successful) != 2 {
+				t.Fatalf("send batch: %v", err)
+			}
+			for _, ok := range out.Successful {
+				body, wantAttrs := "m0", ""
+				if aws.ToString(ok.Id) == "e1" {
+					body, wantAttrs = "m1", sqsrule.MD5OfAttributes(attrs)
+				}
+				equal(t, "MD5OfMessageBody", sqsrule.MD5OfBody(body), aws.ToString(ok.MD5OfMessageBody))
+				equal(t, "MD5OfMessageAttributes", wantAttrs, aws.ToString(ok.MD5OfMessageAttributes))
+				if aws.ToString(ok.MessageId) == "" {
+					t.Fatal("expect a message id")
+				}
+			}
+		}},
+		{name: "batch/delete-ids-not-distinct", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "m")
+			got := e.receive(t, url)
+			_, err := e.api.DeleteMessageBatch(e.ctx(), &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.DeleteMessageBatchRequestEntry{
+				{Id: aws.String("same"), ReceiptHandle: got[0].ReceiptHandle}, {Id: aws.String("same"), ReceiptHandle: got[0].ReceiptHandle},
+			}})
+			wantType[types.BatchEntryIdsNotDistinct](t, err)
 		}},
 		{name: "batch/delete-entry-failure", needs: []Capability{HandleValidation}, run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)

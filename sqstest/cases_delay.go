@@ -36,6 +36,26 @@ func delayCases() []testCase {
 			e.h.Advance(t, seconds(1.5))
 			equal(t, "after the message's delay", 1, len(e.receive(t, url)))
 		}},
+		{name: "delay/standard-queue-delay-change-is-not-retroactive", run: func(t *testing.T, e *env) {
+			url := e.queue(t, map[string]string{"DelaySeconds": "60"})
+			e.send(t, url, "waiting")
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"DelaySeconds": "0"}}); err != nil {
+				t.Fatalf("set: %v", err)
+			}
+			equal(t, "received after the change", 0, len(e.receive(t, url)))
+			_, _, delayed := e.counts(t, url)
+			equal(t, "still delayed", 1, delayed)
+			e.send(t, url, "new")
+			equalSlices(t, "a new message takes the new delay", []string{"new"}, bodies(e.receive(t, url)))
+		}},
+		{name: "delay/fifo-queue-delay-change-is-retroactive", needs: []Capability{RetroactiveDelay}, run: func(t *testing.T, e *env) {
+			url := e.fifo(t, map[string]string{"DelaySeconds": "60"})
+			e.sendFIFO(t, url, "g", "waiting")
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"DelaySeconds": "0"}}); err != nil {
+				t.Fatalf("set: %v", err)
+			}
+			equalSlices(t, "received at once after the change", []string{"waiting"}, bodies(e.receive(t, url)))
+		}},
 		{name: "delay/out-of-range", needs: []Capability{DelayValidation}, run: func(t *testing.T, e *env) {
 			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), DelaySeconds: 901})
 			e.wantCode(t, err, "InvalidParameterValue")

@@ -82,6 +82,44 @@ func limitCases() []testCase {
 				t.Fatalf("expect a valid name to pass: %v", err)
 			}
 		}},
+		{name: "limits/number-range", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for _, n := range []string{"1E+200", "1.5E+126", "1E-129", "-1E+127"} {
+				e.wantCode(t, e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", n)}), "InvalidParameterValue")
+			}
+			for _, n := range []string{"1E+126", "-1E+126", "1E-128", "0", "0E+300"} {
+				if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", n)}); err != nil {
+					t.Fatalf("expect Number %s to pass: %v", n, err)
+				}
+			}
+		}},
+		{name: "limits/number-precision", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", strings.Repeat("9", 38))}); err != nil {
+				t.Fatalf("expect 38 digits to pass: %v", err)
+			}
+			e.wantCode(t, e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", strings.Repeat("9", 39))}), "InvalidParameterValue")
+		}},
+		{name: "limits/batch-entry-id-length", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			es := entries(1, func(int) string { return "m" })
+			es[0].Id = aws.String(strings.Repeat("i", 80))
+			if _, err := e.sendBatch(url, es); err != nil {
+				t.Fatalf("expect an 80-character id to pass: %v", err)
+			}
+			es[0].Id = aws.String(strings.Repeat("i", 81))
+			_, err := e.sendBatch(url, es)
+			wantType[types.InvalidBatchEntryId](t, err)
+		}},
+		{name: "limits/data-type-suffix", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("String.", "v")}); err == nil {
+				t.Fatal("expect a data type with an empty suffix to be refused")
+			}
+			if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("String.custom-1", "v")}); err != nil {
+				t.Fatalf("expect a custom suffix to pass: %v", err)
+			}
+		}},
 		{name: "limits/attribute-values", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			bad := map[string]types.MessageAttributeValue{

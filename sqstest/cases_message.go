@@ -155,6 +155,68 @@ func messageCases() []testCase {
 			equal(t, "received", 1, len(got))
 			equal(t, "AWSTraceHeader", header, got[0].Attributes["AWSTraceHeader"])
 		}},
+		{name: "message/md5-of-system-attributes", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")}}
+			sent := e.send(t, url, "body", func(in *sqs.SendMessageInput) { in.MessageSystemAttributes = system })
+			equal(t, "MD5OfMessageSystemAttributes", sqsrule.MD5OfSystemAttributes(system), aws.ToString(sent.MD5OfMessageSystemAttributes))
+			plain := e.send(t, url, "body")
+			equal(t, "MD5OfMessageSystemAttributes without any", "", aws.ToString(plain.MD5OfMessageSystemAttributes))
+		}},
+		{name: "message/batch-md5-of-system-attributes", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-abc;Sampled=0")}}
+			es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
+			es[0].MessageSystemAttributes = system
+			out, err := e.sendBatch(url, es)
+			if err != nil || len(out.Successful) != 2 {
+				t.Fatalf("send batch: %v", err)
+			}
+			for _, ok := range out.Successful {
+				want := ""
+				if aws.ToString(ok.Id) == "e0" {
+					want = sqsrule.MD5OfSystemAttributes(system)
+				}
+				equal(t, "MD5OfMessageSystemAttributes of "+aws.ToString(ok.Id), want, aws.ToString(ok.MD5OfMessageSystemAttributes))
+			}
+		}},
+		{name: "message/only-trace-header-may-be-sent", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
+			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"),
+				MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"SenderId": {DataType: aws.String("String"), StringValue: aws.String("me")}}})
+			if err == nil {
+				t.Fatal("expect a system attribute other than AWSTraceHeader to be refused")
+			}
+		}},
+		{name: "message/binary-attribute-every-byte", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			all := make([]byte, 256)
+			for i := range all {
+				all[i] = byte(i)
+			}
+			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"bytes": bin("Binary", all)}))
+			got := e.receive(t, url)
+			equal(t, "received", 1, len(got))
+			if !bytes.Equal(all, got[0].MessageAttributes["bytes"].BinaryValue) {
+				t.Fatalf("expect every byte value back, got %x", got[0].MessageAttributes["bytes"].BinaryValue)
+			}
+		}},
+		{name: "message/md5-covers-the-returned-attributes", needs: []Capability{AttributeSelection}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"keep": str("String", "1"), "drop": str("String", "2")}))
+			got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"keep"} })
+			equal(t, "received", 1, len(got))
+			want := sqsrule.MD5OfAttributes(map[string]types.MessageAttributeValue{"keep": str("String", "1")})
+			equal(t, "MD5OfMessageAttributes", want, aws.ToString(got[0].MD5OfMessageAttributes))
+		}},
+		{name: "message/every-body-character-round-trips", needs: []Capability{SupplementaryCharacters}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			body := "quote \" backslash \\ slash / tab \t cr \r lf \n <html>&amp; \u2028 \u00e9 \U0001F600 \uE000 \uFFFD"
+			e.send(t, url, body)
+			got := e.receive(t, url)
+			equal(t, "received", 1, len(got))
+			equal(t, "body", body, aws.ToString(got[0].Body))
+			equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
+		}},
 		{name: "message/standard-accepts-group-id-as-fair-queue-tenant", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			e.send(t, url, "body", group("tenant-1"))

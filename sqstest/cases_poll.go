@@ -3,6 +3,7 @@ package sqstest
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -110,6 +111,48 @@ func pollCases() []testCase {
 			r := await(t, done)
 			if !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("expect context.Canceled, got %v", r.err)
+			}
+		}},
+		{name: "poll/fifo-wakes-when-visibility-expires", run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			e.sendFIFO(t, url, "g", "body")
+			equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
+			done := e.poll(e.ctx(), url, wait(5))
+			e.h.WaitForPollers(t, 1)
+			e.h.Advance(t, seconds(1.1))
+			msgs := awaitMessages(t, done)
+			equalSlices(t, "received once the visibility timeout expired", []string{"body"}, bodies(msgs))
+		}},
+		{name: "poll/wakes-on-release", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body")
+			got := e.receive(t, url)
+			done := e.poll(e.ctx(), url, wait(10))
+			e.h.WaitForPollers(t, 1)
+			if err := e.changeVisibility(url, got[0], 0); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			equal(t, "received after the release", 1, len(awaitMessages(t, done)))
+		}},
+		{name: "poll/fifo-wakes-when-group-unlocks", run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			e.sendFIFO(t, url, "g", "1")
+			e.sendFIFO(t, url, "g", "2")
+			first := e.receive(t, url, maxMessages(1))
+			done := e.poll(e.ctx(), url, wait(10))
+			e.h.WaitForPollers(t, 1)
+			e.delete(t, url, first[0])
+			equalSlices(t, "the group's next message", []string{"2"}, bodies(awaitMessages(t, done)))
+		}},
+		{name: "poll/wakes-on-batch-send", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			done := e.poll(e.ctx(), url, wait(10))
+			e.h.WaitForPollers(t, 1)
+			if _, err := e.sendBatch(url, entries(3, func(i int) string { return "m" + strconv.Itoa(i) })); err != nil {
+				t.Fatalf("send batch: %v", err)
+			}
+			if n := len(awaitMessages(t, done)); n < 1 {
+				t.Fatal("expect the long poll to return the batch")
 			}
 		}},
 		{name: "poll/wait-out-of-range", run: func(t *testing.T, e *env) {

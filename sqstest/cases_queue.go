@@ -1,8 +1,10 @@
 package sqstest
 
 import (
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -168,6 +170,148 @@ func queueCases() []testCase {
 			}
 			_, err := e.api.PurgeQueue(e.ctx(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)})
 			wantType[types.PurgeQueueInProgress](t, err)
+		}},
+		{name: "queue/fifo-false-on-standard-is-unknown-attribute", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			// Code that writes FifoQueue=strconv.FormatBool(isFifo) fails in
+			// production: SQS knows the attribute only on FIFO queues.
+			out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.h.QueueName("std")), Attributes: map[string]string{"FifoQueue": "false"}})
+			if err == nil {
+				_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+			}
+			wantType[types.InvalidAttributeName](t, err)
+		}},
+		{name: "queue/fifo-name-needs-fifo-attribute", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.h.QueueName("noattr.fifo"))})
+			if err == nil {
+				_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+			}
+			e.wantCode(t, err, "InvalidParameterValue")
+		}},
+		{name: "queue/recreated-queue-never-honours-old-receipt-handles", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
+			name := e.h.QueueName("again")
+			create := func() string {
+				out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+				if err != nil {
+					t.Fatalf("create: %v", err)
+				}
+				return *out.QueueUrl
+			}
+			url := create()
+			e.send(t, url, "old")
+			old := e.receive(t, url)
+			equal(t, "received from the first queue", 1, len(old))
+			if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				t.Fatalf("delete queue: %v", err)
+			}
+			e.h.Advance(t, 61*time.Second)
+			url = create()
+			t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}) })
+			e.send(t, url, "new")
+			fresh := e.receive(t, url, visibility(1))
+			equal(t, "received from the new queue", 1, len(fresh))
+			if aws.ToString(fresh[0].ReceiptHandle) == aws.ToString(old[0].ReceiptHandle) {
+				t.Fatal("expect receipt handles never to repeat across queues of one name")
+			}
+			_, _ = e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: old[0].ReceiptHandle})
+			e.h.Advance(t, 2*time.Second)
+			equalSlices(t, "the new message survives a delete with the old handle", []string{"new"}, bodies(e.receive(t, url)))
+		}},
+		{name: "queue/deleted-name-cooldown", needs: []Capability{DeleteCooldown}, run: func(t *testing.T, e *env) {
+			name := e.h.QueueName("cool")
+			out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			if err != nil {
+				t.Fatalf("create: %v", err)
+			}
+			if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}); err != nil {
+				t.Fatalf("delete queue: %v", err)
+			}
+			again, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+			if err == nil {
+				_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: again.QueueUrl})
+			}
+			wantType[types.QueueDeletedRecently](t, err)
+		}},
+		{name: "queue/unknown-attribute-in-get", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			_, err := e.api.GetQueueAttributes(e.ctx(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), AttributeNames: []types.QueueAttributeName{"NoSuchAttribute"}})
+			wantType[types.InvalidAttributeName](t, err)
+		}},
+		{name: "queue/list-paginates", run: func(t *testing.T, e *env) {
+			a := e.queue(t, nil)
+			prefix := a[strings.LastIndex(a, "/")+1:]
+			for _, suffix := range []string{"-x", "-y"} {
+				name := prefix + suffix
+				out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+				if err != nil {
+					t.Fatalf("create: %v", err)
+				}
+				t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
+			}
+			var all []string
+			var token *string
+			for page := 0; ; page++ {
+				out, err := e.api.ListQueues(e.ctx(), &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix), MaxResults: aws.Int32(2), NextToken: token})
+				if err != nil {
+					t.Fatalf("list: %v", err)
+				}
+				if len(out.QueueUrls) > 2 {
+					t.Fatalf("expect at most 2 per page, got %d", len(out.QueueUrls))
+				}
+				all = append(all, out.QueueUrls...)
+				if token = out.NextToken; token == nil || page > 5 {
+					break
+				}
+			}
+			equal(t, "queues over the pages", 3, len(all))
+		}},
+		{name: "queue/timestamps", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			a := e.attrs(t, url)
+			created, err1 := strconv.ParseInt(a["CreatedTimestamp"], 10, 64)
+			modified, err2 := strconv.ParseInt(a["LastModifiedTimestamp"], 10, 64)
+			if err1 != nil || err2 != nil || created <= 0 || modified < created {
+				t.Fatalf("expect epoch seconds with LastModified >= Created, got %q and %q", a["CreatedTimestamp"], a["LastModifiedTimestamp"])
+			}
+		}},
+		{name: "queue/policy-must-be-json", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"Policy": "allow everyone"}})
+			wantType[types.InvalidAttributeValue](t, err)
+			arn := e.arn(t, url)
+			policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"Policy": policy}}); err != nil {
+				t.Fatalf("expect a JSON policy to be accepted: %v", err)
+			}
+			if e.attrs(t, url, types.QueueAttributeNamePolicy)["Policy"] == "" {
+				t.Fatal("expect the policy to be readable")
+			}
+		}},
+		{name: "queue/kms-data-key-reuse-period-range", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			for _, v := range []string{"59", "86401", "five"} {
+				_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": v}})
+				wantType[types.InvalidAttributeValue](t, err)
+			}
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": "600"}}); err != nil {
+				t.Fatalf("expect 600 s to be accepted: %v", err)
+			}
+		}},
+		{name: "queue/delete-missing-queue-is-typed", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+				t.Fatalf("delete queue: %v", err)
+			}
+			_, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)})
+			wantType[types.QueueDoesNotExist](t, err)
+		}},
+		{name: "queue/approximate-counters-fifo", run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			e.sendFIFO(t, url, "a", "a1")
+			e.sendFIFO(t, url, "a", "a2")
+			e.sendFIFO(t, url, "b", "b1")
+			equal(t, "received", 1, len(e.receive(t, url, maxMessages(1))))
+			v, f, _ := e.counts(t, url)
+			equal(t, "visible (a locked group's messages count)", 2, v)
+			equal(t, "not visible", 1, f)
 		}},
 		{name: "queue/list-dead-letter-source-queues", needs: []Capability{SourceListing}, run: func(t *testing.T, e *env) {
 			dlq := e.queue(t, nil)

@@ -3,6 +3,7 @@ package sqstest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -79,6 +80,94 @@ func redriveCases() []testCase {
 			got := e.receive(t, dlq)
 			equal(t, "in the DLQ", 1, len(got))
 			equal(t, "dedup id", aws.ToString(sent.MessageId), got[0].Attributes["MessageDeduplicationId"])
+		}},
+		{name: "redrive/standard-dlq-keeps-the-enqueue-time", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
+			src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
+			e.send(t, src, "old")
+			e.h.Advance(t, 50*time.Second)
+			e.failTimes(t, src, 1)
+			e.receive(t, src)
+			v, _, _ := e.counts(t, dlq)
+			equal(t, "in the DLQ", 1, v)
+			e.h.Advance(t, 10*time.Second) // 61 s after the send, 10 s after the move
+			v, _, _ = e.counts(t, dlq)
+			equal(t, "expired from a standard DLQ by its original enqueue time", 0, v)
+		}},
+		{name: "redrive/fifo-dlq-restarts-retention", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
+			dlq := e.fifo(t, map[string]string{"MessageRetentionPeriod": "60"})
+			src := e.fifo(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
+			e.sendFIFO(t, src, "g", "old")
+			e.h.Advance(t, 50*time.Second)
+			e.failTimes(t, src, 1)
+			e.receive(t, src)
+			e.h.Advance(t, 10*time.Second)
+			v, _, _ := e.counts(t, dlq)
+			equal(t, "kept by a FIFO DLQ, which restarts the period", 1, v)
+		}},
+		{name: "redrive/max-receive-count-as-string", run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, nil)
+			arn := e.arn(t, dlq)
+			src := e.queue(t, map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"1"}`, arn)})
+			e.send(t, src, "poison")
+			e.failTimes(t, src, 1)
+			equal(t, "received past the count", 0, len(e.receive(t, src)))
+			equal(t, "in the DLQ", 1, len(e.receive(t, dlq)))
+		}},
+		{name: "redrive/empty-policy-removes-redrive", run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, nil)
+			src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{"RedrivePolicy": ""}}); err != nil {
+				t.Fatalf("set: %v", err)
+			}
+			if p := e.attrs(t, src)["RedrivePolicy"]; p != "" {
+				t.Fatalf("expect no redrive policy, got %s", p)
+			}
+			e.send(t, src, "kept")
+			e.failTimes(t, src, 2)
+			equal(t, "still delivered from the source", 1, len(e.receive(t, src)))
+		}},
+		{name: "redrive/allow-policy-validated", needs: []Capability{RedriveAllowPolicy}, run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, nil)
+			other := e.arn(t, e.queue(t, nil))
+			for _, p := range []string{
+				`{"redrivePermission":"sometimes"}`,
+				`not json`,
+				`{"redrivePermission":"byQueue"}`,
+				`{"redrivePermission":"allowAll","sourceQueueArns":["` + other + `"]}`,
+				`{"sourceQueueArns":["` + other + `"]}`,
+			} {
+				_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(dlq), Attributes: map[string]string{"RedriveAllowPolicy": p}})
+				if err == nil {
+					t.Fatalf("expect RedriveAllowPolicy %s to be refused", p)
+				}
+			}
+			valid := `{"redrivePermission":"byQueue","sourceQueueArns":["` + other + `"]}`
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(dlq), Attributes: map[string]string{"RedriveAllowPolicy": valid}}); err != nil {
+				t.Fatalf("expect %s to be accepted: %v", valid, err)
+			}
+			if e.attrs(t, dlq, types.QueueAttributeNameRedriveAllowPolicy)["RedriveAllowPolicy"] == "" {
+				t.Fatal("expect the policy to be readable")
+			}
+		}},
+		{name: "redrive/allow-policy-deny-all-enforced", needs: []Capability{RedriveAllowPolicy}, run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, map[string]string{"RedriveAllowPolicy": `{"redrivePermission":"denyAll"}`})
+			src := e.queue(t, nil)
+			_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 3)}})
+			if err == nil {
+				t.Fatal("expect a dead-letter queue that denies all sources to be refused")
+			}
+		}},
+		{name: "redrive/allow-policy-by-queue-enforced", needs: []Capability{RedriveAllowPolicy}, run: func(t *testing.T, e *env) {
+			allowed, denied := e.queue(t, nil), e.queue(t, nil)
+			dlq := e.queue(t, map[string]string{"RedriveAllowPolicy": `{"redrivePermission":"byQueue","sourceQueueArns":["` + e.arn(t, allowed) + `"]}`})
+			policy := redrivePolicy(t, e, dlq, 3)
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(allowed), Attributes: map[string]string{"RedrivePolicy": policy}}); err != nil {
+				t.Fatalf("expect the listed source to be accepted: %v", err)
+			}
+			if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(denied), Attributes: map[string]string{"RedrivePolicy": policy}}); err == nil {
+				t.Fatal("expect a source the policy does not list to be refused")
+			}
 		}},
 		{name: "redrive/type-mismatch-refused", needs: []Capability{QueueValidation}, run: func(t *testing.T, e *env) {
 			dlq := e.fifo(t, nil)

@@ -116,6 +116,27 @@ func visibilityCases() []testCase {
 			// promised.
 			e.delete(t, url, first[0])
 		}},
+		{name: "visibility/change-after-delete-fails", needs: []Capability{InFlightCheck}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body")
+			got := e.receive(t, url)
+			e.delete(t, url, got[0])
+			e.wantCode(t, e.changeVisibility(url, got[0], 10), "InvalidParameterValue")
+		}},
+		{name: "visibility/release-redelivers-with-a-new-handle", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			e.send(t, url, "body")
+			first := e.receive(t, url)
+			if err := e.changeVisibility(url, first[0], 0); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			second := e.receive(t, url)
+			equal(t, "received again", 1, len(second))
+			equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
+			if aws.ToString(first[0].ReceiptHandle) == aws.ToString(second[0].ReceiptHandle) {
+				t.Fatal("expect a new receipt handle")
+			}
+		}},
 		{name: "visibility/malformed-receipt-handle", needs: []Capability{HandleValidation}, run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			_, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("not-a-handle")})

@@ -1,8 +1,9 @@
 // Package sqstest is a conformance suite of SQS behaviours that runs against
-// any backend: sqsfake, an emulator over HTTP, or real SQS.
+// any backend: sqsfake in process or over HTTP, an emulator, or real SQS.
 //
 //	func TestConformance(t *testing.T) {
-//		sqstest.Run(t, sqstest.NewFakeHarness())
+//		sqstest.Run(t, sqstest.NewFakeHarness())      // sqsfake, in process
+//		sqstest.Run(t, sqstest.NewFakeHTTPHarness(t)) // sqsfake over HTTP, the SDK's defaults
 //	}
 //
 // Run runs each behaviour as a named subtest ("fifo/group-lock",
@@ -11,6 +12,11 @@
 // sleeps, so cases that need minutes of time run only with FakeTime), and the
 // capabilities the backend lacks, each with a reason: such cases are skipped
 // with that reason printed, never silently.
+//
+// The cases call the backend through the SDK's client and check what its
+// callers see: the SDK's own validation of required members, service errors
+// as *smithy.OperationError around *awshttp.ResponseError around the typed
+// error, results and digests as SQS returns them.
 //
 // RemoteHarness drives any endpoint through an SDK client and runs cases in
 // parallel, each on its own queues, which it deletes afterwards. Point it at

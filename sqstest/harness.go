@@ -14,8 +14,8 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// API is the set of SQS operations the suite calls; *sqs.Client and
-// *sqsfake.Client both satisfy it.
+// API is the set of SQS operations the suite calls; *sqs.Client (and so
+// *sqsfake.Client, which is one) satisfies it.
 type API = sqsfake.API
 
 // Capability names a behaviour of real SQS that some backends lack. Cases
@@ -62,6 +62,20 @@ const (
 	SupplementaryCharacters Capability = "characters above U+FFFF"
 	// DedupScope: DeduplicationScope=messageGroup deduplicates per group.
 	DedupScope Capability = "DeduplicationScope"
+	// Tags: TagQueue, UntagQueue, ListQueueTags and tags given at creation.
+	Tags Capability = "queue tags"
+	// MoveTasks: StartMessageMoveTask, ListMessageMoveTasks and
+	// CancelMessageMoveTask.
+	MoveTasks Capability = "message move tasks"
+	// RedriveAllowPolicy: RedriveAllowPolicy is validated and enforced.
+	RedriveAllowPolicy Capability = "RedriveAllowPolicy"
+	// DeleteCooldown: a deleted queue's name cannot be reused for 60 s.
+	DeleteCooldown Capability = "QueueDeletedRecently"
+	// RequestIDs: service errors carry the request id header.
+	RequestIDs Capability = "request ids"
+	// RetroactiveDelay: a FIFO queue's new DelaySeconds applies to messages
+	// already waiting.
+	RetroactiveDelay Capability = "retroactive FIFO delay"
 )
 
 // Harness adapts a backend to the suite.
@@ -80,22 +94,42 @@ type Harness interface {
 	Unsupported(c Capability) string
 }
 
-// FakeHarness runs the suite on sqsfake with a manual clock.
+// FakeHarness runs the suite on sqsfake with a manual clock, in process or
+// over HTTP.
 type FakeHarness struct {
 	Server *sqsfake.Server
 	Clock  *sqsfake.ManualClock
+	// HTTP is the server the client talks to over HTTP; nil in process.
+	HTTP   *sqsfake.HTTPServer
+	client API
 	seq    atomic.Int64
 }
 
 // NewFakeHarness returns a harness on a new sqsfake server whose manual clock
-// starts at a fixed time.
+// starts at a fixed time, driven in process through Server.Client.
 func NewFakeHarness() *FakeHarness {
+	h := newFake()
+	h.client = h.Server.Client()
+	return h
+}
+
+// NewFakeHTTPHarness returns a harness on a new sqsfake server served over
+// HTTP on a loopback port for the length of tb, driven by a real SDK client
+// with the SDK's defaults (its retryer, HTTP client and signing).
+func NewFakeHTTPHarness(tb testing.TB) *FakeHarness {
+	h := newFake()
+	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
+	h.client = h.HTTP.SDKClient()
+	return h
+}
+
+func newFake() *FakeHarness {
 	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	return &FakeHarness{Server: sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock }), Clock: clock}
 }
 
-// Client returns a client of the fake.
-func (h *FakeHarness) Client() API { return h.Server.Client() }
+// Client returns the client under test.
+func (h *FakeHarness) Client() API { return h.client }
 
 // QueueName returns base with a unique number.
 func (h *FakeHarness) QueueName(base string) string { return uniqueName("", base, h.seq.Add(1)) }

@@ -19,8 +19,9 @@ import (
 // Backend is an SQS to benchmark against, with its calls counted.
 type Backend struct {
 	Name string
-	// Client is the SDK client of the emulator backend, for libraries that
-	// need a *sqs.Client; nil for sqsfake.
+	// Client is the backend's SDK client, for libraries that need a
+	// *sqs.Client (every backend has one: sqsfake's in-process client is a
+	// real *sqs.Client too).
 	Client *sqs.Client
 	API    sqsfake.API
 	calls  func() int64
@@ -55,14 +56,26 @@ func (b Backend) Queue(tb testing.TB, n int) string {
 	return *q.QueueUrl
 }
 
-// Fake is sqsfake in process, counted by the server itself. A latency above
-// zero delays every call by that much of real time.
+// Fake is sqsfake in process (its SDK client over the in-memory transport,
+// retries off), counted by the server itself. A latency above zero delays
+// every call by that much of real time.
 func Fake(latency time.Duration) Backend {
 	srv := sqsfake.New()
 	if latency > 0 {
 		srv.Inject(sqsfake.Fault{Latency: latency})
 	}
-	return Backend{Name: "sqsfake", API: srv.Client(), calls: func() int64 { return int64(srv.Calls().Total()) }, reset: srv.ResetCalls}
+	client := srv.Client()
+	return Backend{Name: "sqsfake", Client: client, API: client, calls: func() int64 { return int64(srv.Calls().Total()) }, reset: srv.ResetCalls}
+}
+
+// FakeHTTP is sqsfake served over HTTP on a loopback port for tb, driven by
+// the same SDK client as the emulator backend (the SDK's defaults and its
+// default HTTP client, latency added per request), counted per request.
+func FakeHTTP(tb testing.TB, latency time.Duration) Backend {
+	hs := sqsfake.StartHTTP(tb, sqsfake.New())
+	counter := &countingHTTP{delay: latency, next: awshttp.NewBuildableClient()}
+	client := NewClient(hs.URL, func(o *sqs.Options) { o.HTTPClient = counter })
+	return Backend{Name: "sqsfake-http", Client: client, API: client, calls: counter.n.Load, reset: func() { counter.n.Store(0) }}
 }
 
 // Backend is the emulator over HTTP, counted per request, with latency added
@@ -74,8 +87,10 @@ func (e *Emulator) Backend(latency time.Duration) Backend {
 	return Backend{Name: "fauxqs", Client: client, API: client, calls: counter.n.Load, reset: func() { counter.n.Store(0) }}
 }
 
-// BackendNames lists the backends benchmarks compare in one run.
-func BackendNames() []string { return []string{"sqsfake", "fauxqs"} }
+// BackendNames lists the backends benchmarks compare in one run: sqsfake in
+// process, sqsfake over HTTP with the real SDK client, and the fauxqs
+// emulator with the same client.
+func BackendNames() []string { return []string{"sqsfake", "sqsfake-http", "fauxqs"} }
 
 // Latencies are the delays added per call that benchmarks run at: none, as
 // on loopback, and 10 ms, a real region's round trip (5 to 20 ms). Ratios
@@ -86,12 +101,16 @@ func Latencies() []time.Duration { return []time.Duration{0, 10 * time.Milliseco
 // LatencyName names a latency in benchmark names: "0ms", "10ms".
 func LatencyName(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
 
-// OpenBackend returns the named backend with latency added to every call;
-// the emulator is started for tb (skipped or failed as StartT decides) and
-// stopped when tb ends.
+// OpenBackend returns the named backend (one of BackendNames) with latency
+// added to every call; the emulator or the HTTP server is started for tb
+// (the emulator skipped or failed as StartT decides) and stopped when tb
+// ends.
 func OpenBackend(tb testing.TB, name string, latency time.Duration) Backend {
-	if name == "fauxqs" {
+	switch name {
+	case "fauxqs":
 		return StartT(tb).Backend(latency)
+	case "sqsfake-http":
+		return FakeHTTP(tb, latency)
 	}
 	return Fake(latency)
 }

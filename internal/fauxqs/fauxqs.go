@@ -140,8 +140,10 @@ func NewClient(endpoint string, optFns ...func(*sqs.Options)) *sqs.Client {
 	return sqs.New(opts, optFns...)
 }
 
-// Gaps are the SQS behaviours fauxqs lacks, as probed with the Go SDK; the
-// conformance suite skips them with these reasons.
+// Gaps are the SQS behaviours fauxqs lacks, as probed with the Go SDK
+// against fauxqs 2.4.1; the conformance suite skips them with these reasons.
+// Each reason lists what the emulator does instead, so a test that passes
+// here is not read as a test of these behaviours.
 func Gaps() map[sqstest.Capability]string {
 	return map[sqstest.Capability]string{
 		sqstest.ExactErrorCodes:  "fauxqs prefixes InvalidParameterValue, MissingParameter, InvalidAttributeValue and InvalidMessageContents with AWS.SimpleQueueService.",
@@ -149,18 +151,26 @@ func Gaps() map[sqstest.Capability]string {
 		sqstest.RedriveMetadata:  "fauxqs sets no DeadLetterQueueSourceArn and keeps a FIFO message's own dedup id in the DLQ",
 		sqstest.ManyPerGroup:     "fauxqs returns at most one message per FIFO group per receive",
 		sqstest.DelayValidation:  "fauxqs accepts DelaySeconds outside 0-900",
-		sqstest.HandleValidation: "fauxqs accepts malformed receipt handles in deletes",
+		sqstest.HandleValidation: "fauxqs accepts malformed receipt handles in deletes and visibility changes",
 		sqstest.SourceListing:    "fauxqs answers ListDeadLetterSourceQueues with InvalidAction",
 		sqstest.PurgeCooldown:    "fauxqs does not refuse a second purge within 60 s",
 		sqstest.MessageValidation: "fauxqs accepts reserved or malformed attribute names, more than 10 attributes, empty values, " +
+			"data types with an empty suffix, Numbers with 39 digits or outside 10^-128..10^+126, 81-character batch entry ids, " +
 			"group and dedup ids with spaces, and a MessageDeduplicationId on a standard queue",
-		sqstest.QueueValidation: "fauxqs accepts bad queue names, FIFO attributes on standard queues, perMessageGroupId without " +
-			"messageGroup scope, maxReceiveCount outside 1-1000 and a dead-letter queue of the other type",
-		sqstest.InFlightCheck:           "fauxqs changes the visibility of a message that is no longer in flight",
-		sqstest.TraceHeader:             "fauxqs drops the AWSTraceHeader system attribute",
-		sqstest.AttributeSelection:      "fauxqs returns message attributes that were not asked for",
+		sqstest.QueueValidation: "fauxqs accepts bad queue names (a .fifo name without FifoQueue=true among them), FifoQueue=false and " +
+			"other FIFO attributes on standard queues, perMessageGroupId without messageGroup scope, maxReceiveCount outside 1-1000, " +
+			"a dead-letter queue of the other type, a Policy that is not JSON, KmsDataKeyReusePeriodSeconds outside 60-86400, " +
+			"tags with the reserved aws: prefix, and unknown names in GetQueueAttributes",
+		sqstest.InFlightCheck:           "fauxqs changes the visibility of a message that is no longer in flight, and answers MessageNotInflight for a deleted one",
+		sqstest.TraceHeader:             "fauxqs drops the AWSTraceHeader system attribute, returns no MD5OfMessageSystemAttributes and accepts other system attributes",
+		sqstest.AttributeSelection:      "fauxqs returns message attributes that were not asked for, and its MD5OfMessageAttributes covers all of them",
 		sqstest.SupplementaryCharacters: "fauxqs refuses bodies with characters above U+FFFF, which SQS accepts",
 		sqstest.DedupScope:              "fauxqs ignores DeduplicationScope=messageGroup",
+		sqstest.MoveTasks:               "fauxqs answers StartMessageMoveTask, ListMessageMoveTasks and CancelMessageMoveTask with InvalidAction",
+		sqstest.RedriveAllowPolicy:      "fauxqs neither validates RedriveAllowPolicy nor enforces denyAll or byQueue",
+		sqstest.DeleteCooldown:          "fauxqs lets a deleted queue's name be reused at once",
+		sqstest.RequestIDs:              "fauxqs sends no x-amzn-RequestId header, so errors carry no request id",
+		sqstest.RetroactiveDelay:        "fauxqs keeps the old delay of messages already waiting when a FIFO queue's DelaySeconds changes",
 	}
 }
 

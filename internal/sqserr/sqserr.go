@@ -24,9 +24,10 @@ func Code(err error) string {
 // Transient reports whether a failed call may succeed if made again: a
 // server fault, throttling, or a failure in transit (no API error at all:
 // connection reset, timeout, lost response). Client faults (bad input,
-// missing queue, access denied) and the caller's own cancellation are not.
+// missing queue, access denied), input the SDK refused before sending
+// (smithy.InvalidParamsError) and the caller's own cancellation are not.
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || invalidParams(err) {
 		return false
 	}
 	var throttled *types.RequestThrottled
@@ -47,10 +48,12 @@ func Transient(err error) bool {
 }
 
 // Final reports errors that will not go away by retrying and should stop a
-// long-running loop: the queue does not exist, or access is denied.
+// long-running loop: the queue does not exist, access is denied, or the SDK
+// refused the input before sending it (a nil required member: the same call
+// fails the same way every time).
 func Final(err error) bool {
 	var missing *types.QueueDoesNotExist
-	if errors.As(err, &missing) {
+	if errors.As(err, &missing) || invalidParams(err) {
 		return true
 	}
 	switch Code(err) {
@@ -60,4 +63,12 @@ func Final(err error) bool {
 		return true
 	}
 	return false
+}
+
+// invalidParams reports the SDK's client-side validation error, which it
+// returns (as a value) inside the *smithy.OperationError before any request.
+func invalidParams(err error) bool {
+	var v smithy.InvalidParamsError
+	var p *smithy.InvalidParamsError
+	return errors.As(err, &v) || errors.As(err, &p)
 }

@@ -23,6 +23,11 @@ const (
 	MaxMaxReceiveCount    = 1000
 	MaxQueueNameLength    = 80
 
+	// A Number attribute is zero or between 10^MinNumberExponent and
+	// 10^MaxNumberExponent in magnitude.
+	MinNumberExponent = -128
+	MaxNumberExponent = 126
+
 	// DedupWindow is how long SQS remembers a FIFO deduplication id.
 	DedupWindow = 5 * time.Minute
 	// AttemptIDWindow is how long a ReceiveRequestAttemptId can be reused.

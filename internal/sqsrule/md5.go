@@ -26,23 +26,46 @@ func MD5OfAttributes(attrs map[string]types.MessageAttributeValue) string {
 		return ""
 	}
 	var buf []byte
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		v := attrs[name]
+		buf = appendAttribute(buf, name, aws.ToString(v.DataType), v.StringValue, v.BinaryValue)
+	}
+	return md5Hex(buf)
+}
+
+// MD5OfSystemAttributes is SQS's digest of message system attributes
+// (AWSTraceHeader), returned as MD5OfMessageSystemAttributes: the same
+// encoding as MD5OfAttributes.
+func MD5OfSystemAttributes(attrs map[string]types.MessageSystemAttributeValue) string {
+	if len(attrs) == 0 {
+		return ""
+	}
+	var buf []byte
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		v := attrs[name]
+		buf = appendAttribute(buf, name, aws.ToString(v.DataType), v.StringValue, v.BinaryValue)
+	}
+	return md5Hex(buf)
+}
+
+func appendAttribute(buf []byte, name, dataType string, s *string, b []byte) []byte {
 	putString := func(s string) {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(s)))
 		buf = append(buf, s...)
 	}
-	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		v := attrs[name]
-		putString(name)
-		putString(aws.ToString(v.DataType))
-		if v.BinaryValue != nil {
-			buf = append(buf, 2)
-			buf = binary.BigEndian.AppendUint32(buf, uint32(len(v.BinaryValue)))
-			buf = append(buf, v.BinaryValue...)
-		} else {
-			buf = append(buf, 1)
-			putString(aws.ToString(v.StringValue))
-		}
+	putString(name)
+	putString(dataType)
+	if b != nil {
+		buf = append(buf, 2)
+		buf = binary.BigEndian.AppendUint32(buf, uint32(len(b)))
+		return append(buf, b...)
 	}
+	buf = append(buf, 1)
+	putString(aws.ToString(s))
+	return buf
+}
+
+func md5Hex(buf []byte) string {
 	sum := md5.Sum(buf)
 	return hex.EncodeToString(sum[:])
 }

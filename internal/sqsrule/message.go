@@ -248,7 +248,7 @@ func IsNumber(s string) bool {
 	}
 	// The first significant digit stands for 10^order.
 	order := exp + int64(intDigits-leadingZeros-1)
-	return order >= -128 && (order < 126 || (order == 126 && first == '1' && significant == 1))
+	return order >= MinNumberExponent && (order < MaxNumberExponent || (order == MaxNumberExponent && first == '1' && significant == 1))
 }
 
 // utf16Len counts characters as SQS does for the data type's 256-character

@@ -45,8 +45,10 @@ func TestCheckBody(t *testing.T) {
 }
 
 func TestIsNumber(t *testing.T) {
-	good := []string{"0", "-1", "+1", "1.5", ".5", "5.", "1e10", "1E-5", "-0.0e+3", strings.Repeat("9", 38), "000" + strings.Repeat("9", 38)}
-	bad := []string{"", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", "NaN", "Inf", "0x10", " 1", "1 ", strings.Repeat("9", 39)}
+	good := []string{"0", "-1", "+1", "1.5", ".5", "5.", "1e10", "1E-5", "-0.0e+3", strings.Repeat("9", 38), "000" + strings.Repeat("9", 38),
+		"1E+126", "1e126", "-1E+126", "10e125", "9.99e125", "1E-128", "-1e-128", "0.0001e-124", "0E+999", "0.0e-999"}
+	bad := []string{"1E+200", "1.1E+126", "2e126", "1.0000000001e126", "1E-129", "9.9e-129", "1e+1000000000000", "1e-99999999999",
+		"", "-", ".", "e5", "1e", "1e+", "1.2.3", "1,5", "NaN", "Inf", "0x10", " 1", "1 ", strings.Repeat("9", 39)}
 	for _, s := range good {
 		if !IsNumber(s) {
 			t.Errorf("IsNumber(%q): expect true", s)

@@ -1,0 +1,307 @@
+package sqsfake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/traits"
+)
+
+// The wire protocol is AWS JSON 1.0, what aws-sdk-go-v2 and every current
+// AWS SDK send to SQS: POST with X-Amz-Target: AmazonSQS.<Operation>, a JSON
+// body with the model's member names, and JSON back. Errors carry the
+// status, __type and x-amzn-query-error header of the service, so each SDK
+// builds its typed errors and legacy codes from them. Signatures are
+// accepted and not checked.
+
+const (
+	targetPrefix    = "AmazonSQS."
+	jsonContentType = "application/x-amz-json-1.0"
+	maxRequestBytes = 8 << 20 // a full batch of 1 MiB, base64 and JSON overhead included
+)
+
+// wireResponse is the answer to one request.
+type wireResponse struct {
+	status int
+	header http.Header
+	body   []byte
+	// drop, if set, means no answer: the connection is closed (over HTTP)
+	// or the transport fails with drop (in process).
+	drop error
+}
+
+// serve answers one request: target is the X-Amz-Target header, endpoint
+// the scheme and host the request was sent to.
+func (s *Server) serve(ctx context.Context, endpoint, target string, body []byte) wireResponse {
+	start := time.Now()
+	req := &request{endpoint: endpoint}
+	req.drain, _ = ctx.Value(drainKey{}).(<-chan struct{})
+	ctx = context.WithValue(ctx, requestKey{}, req)
+	requestID := s.requestID()
+	op, ok := strings.CutPrefix(target, targetPrefix)
+	var resp wireResponse
+	if !ok {
+		resp = s.errorResponse(&smithy.GenericAPIError{Code: "UnknownOperationException", Message: fmt.Sprintf("sqsfake speaks the AWS JSON 1.0 protocol: expected an X-Amz-Target header AmazonSQS.<Operation>, got %q. Clients of the older AWS query protocol (form-encoded Action=…) are not supported; use a current SDK or AWS CLI v2.", target), Fault: smithy.FaultClient}, requestID)
+	} else {
+		out, err := s.dispatch(ctx, op, body)
+		if err != nil {
+			resp = s.errorResponse(err, requestID)
+		} else {
+			if req.corrupt {
+				corruptChecksums(out)
+			}
+			w := &jsonWriter{buf: make([]byte, 0, 512)}
+			out.Serialize(w)
+			resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID), body: w.Bytes()}
+		}
+	}
+	if l := s.opts.Logger; l != nil {
+		status := slog.Int("status", resp.status)
+		if resp.drop != nil {
+			status = slog.String("status", "dropped")
+		}
+		l.LogAttrs(ctx, slog.LevelInfo, "sqsfake request", slog.String("op", op), slog.String("queue", req.queue), status, slog.Duration("duration", time.Since(start)))
+	}
+	return resp
+}
+
+func (s *Server) requestID() string {
+	n := s.requestSeq.Add(1)
+	return fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
+}
+
+func responseHeader(requestID string) http.Header {
+	return http.Header{"Content-Type": {jsonContentType}, "X-Amzn-Requestid": {requestID}}
+}
+
+// dispatch decodes the input of op, runs it and returns its output.
+func (s *Server) dispatch(ctx context.Context, op string, body []byte) (smithy.Serializable, error) {
+	switch op {
+	case "CreateQueue":
+		return call(ctx, body, s.createQueue)
+	case "GetQueueUrl":
+		return call(ctx, body, s.getQueueURL)
+	case "GetQueueAttributes":
+		return call(ctx, body, s.getQueueAttributes)
+	case "SetQueueAttributes":
+		return call(ctx, body, s.setQueueAttributes)
+	case "DeleteQueue":
+		return call(ctx, body, s.deleteQueue)
+	case "PurgeQueue":
+		return call(ctx, body, s.purgeQueue)
+	case "ListQueues":
+		return call(ctx, body, s.listQueues)
+	case "ListDeadLetterSourceQueues":
+		return call(ctx, body, s.listDeadLetterSourceQueues)
+	case "TagQueue":
+		return call(ctx, body, s.tagQueue)
+	case "UntagQueue":
+		return call(ctx, body, s.untagQueue)
+	case "ListQueueTags":
+		return call(ctx, body, s.listQueueTags)
+	case "SendMessage":
+		return call(ctx, body, s.sendMessage)
+	case "SendMessageBatch":
+		return call(ctx, body, s.sendMessageBatch)
+	case "ReceiveMessage":
+		return call(ctx, body, s.receiveMessage)
+	case "DeleteMessage":
+		return call(ctx, body, s.deleteMessageOp)
+	case "DeleteMessageBatch":
+		return call(ctx, body, s.deleteMessageBatch)
+	case "ChangeMessageVisibility":
+		return call(ctx, body, s.changeMessageVisibility)
+	case "ChangeMessageVisibilityBatch":
+		return call(ctx, body, s.changeMessageVisibilityBatch)
+	case "StartMessageMoveTask":
+		return call(ctx, body, s.startMessageMoveTask)
+	case "ListMessageMoveTasks":
+		return call(ctx, body, s.listMessageMoveTasks)
+	case "CancelMessageMoveTask":
+		return call(ctx, body, s.cancelMessageMoveTask)
+	case "AddPermission", "RemovePermission":
+		return nil, &smithy.GenericAPIError{Code: "UnsupportedOperation", Message: "sqsfake does not model permissions: set the Policy attribute instead (stored, not enforced).", Fault: smithy.FaultClient}
+	}
+	return nil, &smithy.GenericAPIError{Code: "UnknownOperationException", Message: "Unknown operation " + op + ".", Fault: smithy.FaultClient}
+}
+
+// call decodes a request body into the SDK's input type (member names are
+// the Go field names; blobs are base64, as encoding/json reads []byte) and
+// runs fn on it.
+func call[In any, Out smithy.Serializable](ctx context.Context, body []byte, fn func(context.Context, *In) (Out, error)) (smithy.Serializable, error) {
+	in := new(In)
+	if len(body) > 0 {
+		if err := json.Unmarshal(body, in); err != nil {
+			return nil, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+		}
+	}
+	out, err := fn(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// errorResponse encodes err as the service would: the status and legacy
+// code of its shape in the SDK's own model (or of its fault for unmodeled
+// errors), a body with __type and message, and x-amzn-query-error.
+func (s *Server) errorResponse(err error, requestID string) wireResponse {
+	var status int
+	var wf *wireFault
+	if errors.As(err, &wf) {
+		if wf.drop {
+			return wireResponse{drop: errDropped}
+		}
+		status = wf.status
+		if wf.err == nil {
+			return wireResponse{status: status, header: http.Header{"X-Amzn-Requestid": {requestID}}}
+		}
+		err = wf.err
+	}
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) {
+		return wireResponse{drop: err}
+	}
+	d := describe(apiErr)
+	if status == 0 {
+		status = d.status
+	}
+	fault := "Sender"
+	if d.server {
+		fault = "Receiver"
+	}
+	w := &jsonWriter{}
+	w.buf = append(w.buf, `{"__type":`...)
+	w.buf = appendJSONString(w.buf, "com.amazonaws.sqs#"+d.shape)
+	w.buf = append(w.buf, `,"message":`...)
+	w.buf = appendJSONString(w.buf, apiErr.ErrorMessage())
+	w.buf = append(w.buf, '}')
+	h := responseHeader(requestID)
+	h.Set("X-Amzn-Query-Error", d.code+";"+fault)
+	return wireResponse{status: status, header: h, body: w.Bytes()}
+}
+
+// errDropped is what the in-process transport returns for a dropped
+// connection: what net/http returns when the server closes it unanswered.
+var errDropped = fmt.Errorf("sqsfake: connection closed by the server: %w", io.EOF)
+
+// errorDescription is how an API error travels.
+type errorDescription struct {
+	shape  string // __type, without the namespace
+	code   string // legacy code for x-amzn-query-error
+	status int
+	server bool
+}
+
+// describe finds err's shape in the SDK's model when it is one of the
+// modeled error types, reading the status and legacy code from the model's
+// traits; other errors travel under their own code.
+func describe(err smithy.APIError) errorDescription {
+	d := errorDescription{shape: err.ErrorCode(), code: err.ErrorCode(), server: err.ErrorFault() == smithy.FaultServer}
+	if t := reflect.TypeOf(err); t.Kind() == reflect.Pointer && t.Elem().PkgPath() == "github.com/aws/aws-sdk-go-v2/service/sqs/types" {
+		if entry, ok := sqs.TypeRegistry.Entries["com.amazonaws.sqs#"+t.Elem().Name()]; ok {
+			d.shape = t.Elem().Name()
+			if e, ok := smithy.SchemaTrait[*traits.Error](entry.Schema); ok {
+				d.server = e.Type == "server"
+			}
+			if h, ok := smithy.SchemaTrait[*traits.HTTPError](entry.Schema); ok {
+				d.status = h.Code
+			}
+			if q, ok := smithy.SchemaTrait[*traits.AWSQueryError](entry.Schema); ok && err.ErrorCode() == d.shape {
+				d.code = q.ErrorCode // no override: the model's legacy code
+			}
+		}
+	}
+	if d.status == 0 {
+		switch {
+		case d.code == "ServiceUnavailable":
+			d.status = http.StatusServiceUnavailable
+		case d.server:
+			d.status = http.StatusInternalServerError
+		default:
+			d.status = http.StatusBadRequest
+		}
+	}
+	return d
+}
+
+// wireCode is the code a client reads for err: the legacy code of its shape.
+func wireCode(err smithy.APIError) string { return describe(err).code }
+
+// Handler returns the Server's AWS JSON 1.0 endpoint as an http.Handler.
+// Mount it anywhere (every path answers); NewHTTPServer and cmd/sqsfake
+// serve it on a port. Queue URLs in its answers point at the host each
+// request was sent to, unless Options.Endpoint says otherwise.
+func (s *Server) Handler() http.Handler { return wireHandler{s} }
+
+type wireHandler struct{ s *Server }
+
+func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "sqsfake speaks the AWS JSON 1.0 protocol: POST with X-Amz-Target: AmazonSQS.<Operation>", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		http.Error(w, "cannot read the request body: "+err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	resp := h.s.serve(r.Context(), scheme+"://"+r.Host, r.Header.Get("X-Amz-Target"), body)
+	if resp.drop != nil {
+		panic(http.ErrAbortHandler) // close the connection unanswered
+	}
+	for k, v := range resp.header {
+		w.Header()[k] = v
+	}
+	w.Header().Set("Content-Length", strconv.Itoa(len(resp.body))) // never chunked
+	w.WriteHeader(resp.status)
+	_, _ = w.Write(resp.body)
+}
+
+// readBody reads a request body of at most maxRequestBytes, in one
+// allocation when the client sent its length.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	if n := r.ContentLength; n >= 0 && n <= maxRequestBytes {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(rd, body); err != nil {
+			return nil, err
+		}
+		return body, nil
+	}
+	return io.ReadAll(rd)
+}
+
+// corruptChecksums spoils an answer's body digests, for a CorruptChecksum
+// fault.
+func corruptChecksums(out smithy.Serializable) {
+	const wrong = "00000000000000000000000000000000"
+	switch o := out.(type) {
+	case *sqs.SendMessageOutput:
+		o.MD5OfMessageBody = aws.String(wrong)
+	case *sqs.SendMessageBatchOutput:
+		for i := range o.Successful {
+			o.Successful[i].MD5OfMessageBody = aws.String(wrong)
+		}
+	case *sqs.ReceiveMessageOutput:
+		for i := range o.Messages {
+			o.Messages[i].MD5OfBody = aws.String(wrong)
+		}
+	}
+}
