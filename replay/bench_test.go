@@ -31,10 +31,10 @@ func BenchmarkReplay(b *testing.B) {
 }
 
 func benchReplayer(b *testing.B, be fauxqs.Backend) {
-	main, dlq := be.Queue(b, 0), be.Queue(b, b.N)
+	main, operator, dlq := be.Queue(b, 0), be.Queue(b, 0), be.Queue(b, b.N)
 	var last atomic.Int64 // when the last replay went: Drain's closing empty poll is not throughput
-	r, err := replay.New(be.API, dlq, func(o *replay.Options) {
-		o.Target, o.OperatorQueue = main, main
+	r, err := replay.New(be.API, dlq, operator, func(o *replay.Options) {
+		o.Target = main
 		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Constant{}}
 		o.Hooks.Replayed = func(*types.Message, replay.Decision, string) { last.Store(time.Now().UnixNano()) }
 	})

@@ -42,8 +42,8 @@ func TestEmulatorEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err := replay.New(api, dlq, func(o *replay.Options) {
-		o.Target, o.OperatorQueue = main, operator
+	r, err := replay.New(api, dlq, operator, func(o *replay.Options) {
+		o.Target = main
 		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Constant{}}
 	})
 	if err != nil {

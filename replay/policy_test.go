@@ -80,7 +80,7 @@ func TestDecideDelaysGrowAndRepeat(t *testing.T) {
 	if a == c {
 		t.Errorf("expect other messages to draw other delays, both got %v", a)
 	}
-	if cap := (Policy{}).resolved().MaxDelay; a > cap {
+	if cap := (Policy{}).resolved().MaxBackoff; a > cap {
 		t.Errorf("expect at most %v, got %v", cap, a)
 	}
 }
@@ -133,7 +133,7 @@ func TestPackMakesRoomAndRestoreGivesItBack(t *testing.T) {
 	if _, ok := out["z-bin"]; ok {
 		t.Fatal("expect the last attribute by name moved aside")
 	}
-	md, _ := readMetadata(out)
+	md, _ := readMetadata(out, DefaultCounterAttribute)
 	if md.Attempt != 2 {
 		t.Fatalf("expect the counter kept in the metadata, got %+v", md)
 	}
@@ -173,7 +173,7 @@ func TestUserAttributesClearsListFields(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
-	for _, p := range []Policy{{MaxAttempts: -1}, {MaxDelay: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
+	for _, p := range []Policy{{MaxAttempts: -1}, {MaxBackoff: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
 		if err := p.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: expect ErrConfig, got %v", p, err)
 		}

@@ -116,9 +116,8 @@ func (w *world) run(t *testing.T, h *handling, fns ...func(*replay.Options)) (r 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = replay.New(w.api, w.dlq, append([]func(*replay.Options){func(o *replay.Options) {
+	r, err = replay.New(w.api, w.dlq, w.operator, append([]func(*replay.Options){func(o *replay.Options) {
 		o.Target = w.main
-		o.OperatorQueue = w.operator
 	}}, fns...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -181,16 +180,17 @@ func TestPoisonMessageLife(t *testing.T) {
 			t.Fatalf("expect 8 handlings (2 per life), got %d", got)
 		}
 		mu.Lock()
-		if fmt.Sprint(delays) != "[20s 40s 1m20s]" {
-			t.Fatalf("expect delays 20s, 40s, 1m20s, got %v", delays)
+		if fmt.Sprint(delays) != "[10s 20s 40s]" {
+			t.Fatalf("expect delays 10s, 20s, 40s, got %v", delays)
 		}
 		mu.Unlock()
 		times := h.times("poison ✓")
-		for i, want := range []time.Duration{20, 40, 80} {
-			// Each replay arrives no earlier than its delay after the
-			// previous life began (its send).
-			if gap := times[2*i+2].Sub(times[2*i]); gap < want*time.Second {
-				t.Errorf("replay %d came %v after the previous life, before its %v delay", i+1, gap, want*time.Second)
+		for i, want := range []time.Duration{10, 20, 40} {
+			// Each life ends 5 s (the visibility timeout) after its second
+			// failed handling, when SQS moves the message to the DLQ; the
+			// replay's delay counts from there.
+			if gap := times[2*i+2].Sub(times[2*i+1]); gap < 5*time.Second+want*time.Second {
+				t.Errorf("replay %d came %v after the last failure, before the life's end and its %v delay", i+1, gap, want*time.Second)
 			}
 		}
 		m := escalated[0]
@@ -275,14 +275,13 @@ func TestReplayOptions(t *testing.T) {
 	api := sqsfake.New().Client()
 	for i, fn := range []func(*replay.Options){
 		func(o *replay.Options) {},
-		func(o *replay.Options) { o.OperatorQueue = "" },
 		func(o *replay.Options) { o.Target = "" },
 		func(o *replay.Options) { o.Sources = map[string]string{"arn": "url"} },
 		func(o *replay.Options) { o.RateLimit = -1 },
 		func(o *replay.Options) { o.WaitTime = 30 * time.Second },
 		func(o *replay.Options) { o.Policy.MaxAttempts = -1 },
 	} {
-		_, err := replay.New(api, "dlq-url", func(o *replay.Options) { o.Target, o.OperatorQueue = "main", "ops" }, fn)
+		_, err := replay.New(api, "dlq-url", "ops", func(o *replay.Options) { o.Target = "main" }, fn)
 		if (err == nil) != (i == 0) {
 			t.Errorf("case %d: unexpected %v", i, err)
 		}

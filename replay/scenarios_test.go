@@ -64,8 +64,8 @@ func (w *world) seedDLQ(t *testing.T, body, group string, attrs map[string]types
 
 func (w *world) replayer(t *testing.T, fns ...func(*replay.Options)) *replay.Replayer {
 	t.Helper()
-	r, err := replay.New(w.api, w.dlq, append([]func(*replay.Options){func(o *replay.Options) {
-		o.Target, o.OperatorQueue = w.main, w.operator
+	r, err := replay.New(w.api, w.dlq, w.operator, append([]func(*replay.Options){func(o *replay.Options) {
+		o.Target = w.main
 		o.Policy = replay.Policy{Backoff: backoff.Constant{}}
 		o.VisibilityTimeout = 30 * time.Second
 	}}, fns...)...)
@@ -133,9 +133,8 @@ func TestRoutingBySourceAllowList(t *testing.T) {
 		}
 		w.seedDLQ(t, "from-nowhere", "", nil)
 		var reasons []replay.Reason
-		r, err := replay.New(w.api, w.dlq, func(o *replay.Options) {
+		r, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
 			o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
-			o.OperatorQueue = w.operator
 			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
 			o.Hooks.Escalated = func(_ *types.Message, d replay.Decision) { reasons = append(reasons, d.Reason) }
 		})
