@@ -42,7 +42,7 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	}
 	var items []*item
 	if r.rate.admit(ctx, len(msgs)) && r.rate.pace(ctx, len(msgs), len(msgs)) {
-		items, _ = r.process(ctx, msgs, nil, true)
+		items, _ = r.process(ctx, msgs, nil, true, nil)
 	}
 	moved := make(map[string]bool, len(items))
 	for _, it := range items {

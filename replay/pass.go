@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -39,6 +40,8 @@ type item struct {
 	form     form          // the escalation's form (see send.go)
 	tries    int           // sends that failed in a retryable way
 	solo     bool          // send alone: its batch was refused as a whole
+	batch    *pass         // the pass it is in
+	claimed  bool          // it holds its group's claim for its pass
 	state    state
 	err      error
 }
@@ -49,7 +52,8 @@ type pass struct {
 	r      *Replayer
 	items  []*item
 	now    time.Time
-	lambda bool // Lambda deletes what it is told succeeded: no deletes here
+	lambda bool    // Lambda deletes what it is told succeeded: no deletes here
+	claims *claims // FIFO groups in batches under way; nil: no other batch
 }
 
 // holdCap is the longest hold: SQS keeps a message invisible at most 12 h
@@ -57,11 +61,12 @@ type pass struct {
 const holdCap = sqsrule.MaxVisibility - time.Minute
 
 // process runs one batch from the DLQ. isLeft marks messages the caller
-// leaves as they are (seen before in this Drain); nil means none.
-func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []bool, lambda bool) ([]*item, Report) {
-	p := &pass{r: r, items: make([]*item, len(msgs)), now: time.Now(), lambda: lambda}
+// leaves as they are (seen before in this Drain); nil means none. claims,
+// when set, keeps a FIFO group in one batch under way at a time.
+func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []bool, lambda bool, c *claims) ([]*item, Report) {
+	p := &pass{r: r, items: make([]*item, len(msgs)), now: time.Now(), lambda: lambda, claims: c}
 	for i := range msgs {
-		it := &item{msg: &msgs[i]}
+		it := &item{msg: &msgs[i], batch: p}
 		if isLeft != nil && isLeft[i] {
 			it.state = left
 		}
@@ -69,6 +74,7 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []b
 		p.plan(it)
 	}
 	p.keepGroupOrder()
+	defer p.claims.release(p.items)
 	if !r.opts.DryRun {
 		p.send(ctx)
 		p.settle(ctx)
@@ -181,13 +187,17 @@ func (r *Replayer) route(m *types.Message) string {
 }
 
 // keepGroupOrder keeps a FIFO group's later messages behind an earlier one
-// that does not move in this pass (held, skipped, left): they wait, and come
-// back to the DLQ with it.
+// that does not move in this pass (held, skipped, left), and a whole group
+// out of this pass while another batch under way has it: they wait, and
+// come back to the DLQ.
 func (p *pass) keepGroupOrder() {
 	stopped := map[string]bool{}
 	for _, it := range p.items {
 		if it.group == "" {
 			continue
+		}
+		if !stopped[it.group] && !p.claims.claim(it) {
+			stopped[it.group] = true
 		}
 		if stopped[it.group] {
 			if it.state == pending || it.state == held {
@@ -267,6 +277,49 @@ func (p *pass) notify(ctx context.Context, it *item) {
 		log.LogAttrs(ctx, slog.LevelWarn, "replay: failed; left in the DLQ", id, slog.Any("error", it.err))
 		if h.Failed != nil {
 			h.Failed(m, it.err)
+		}
+	}
+}
+
+// claims are the FIFO groups of the batches under way in one Run or Drain.
+// SQS itself keeps a FIFO DLQ's group in one receive at a time until its
+// messages are deleted or visible again; claims hold the same line for a
+// standard DLQ feeding a FIFO target, and for a batch that outlives its
+// visibility timeout. A nil *claims claims everything.
+type claims struct {
+	mu     sync.Mutex
+	owners map[string]*item // group → the first item of the batch that has it
+}
+
+func newClaims() *claims { return &claims{owners: map[string]*item{}} }
+
+// claim gives it's group to its batch, unless another batch has it. Items of
+// one batch share a claim through the first of them.
+func (c *claims) claim(it *item) bool {
+	if c == nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	owner, taken := c.owners[it.group]
+	if !taken {
+		c.owners[it.group] = it
+		it.claimed = true
+		return true
+	}
+	return owner.batch == it.batch
+}
+
+// release frees the groups a batch claimed.
+func (c *claims) release(items []*item) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, it := range items {
+		if it.claimed {
+			delete(c.owners, it.group)
 		}
 	}
 }

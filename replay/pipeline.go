@@ -58,18 +58,20 @@ type loop struct {
 	ctx    context.Context // receives and waits; ends with the loop
 	cancel context.CancelFunc
 	gate   receiveGate
+	claims *claims
 
-	mu      sync.Mutex
-	batches int           // batches under way
-	started int           // batches started so far
-	wake    chan struct{} // closed (and replaced) to wake resting workers
-	seen    map[string]bool
-	report  Report
-	err     error
+	mu        sync.Mutex
+	receiving int           // receives under way
+	batches   int           // batches under way
+	epoch     int           // batches started or ended so far
+	wake      chan struct{} // closed (and replaced) to wake resting workers
+	seen      map[string]bool
+	report    Report
+	err       error
 }
 
 func (r *Replayer) newLoop(ctx context.Context, drain bool) *loop {
-	l := &loop{r: r, drain: drain, outer: ctx, wake: make(chan struct{}), seen: map[string]bool{}}
+	l := &loop{r: r, drain: drain, outer: ctx, wake: make(chan struct{}), seen: map[string]bool{}, claims: newClaims()}
 	l.ctx, l.cancel = context.WithCancel(ctx)
 	l.gate.init(r.opts.ReceiveBackoff)
 	return l
@@ -112,7 +114,8 @@ func (l *loop) worker(i int) {
 			return
 		}
 		l.mu.Lock()
-		started := l.started
+		l.receiving++
+		epoch := l.epoch
 		l.mu.Unlock()
 		msgs, err := r.receive(l.ctx, wait, size)
 		// Messages received are processed even if the loop ends meanwhile;
@@ -121,6 +124,9 @@ func (l *loop) worker(i int) {
 			return // shutting down: the messages come back after their visibility timeout
 		}
 		if err != nil {
+			l.mu.Lock()
+			l.receiving--
+			l.mu.Unlock()
 			probing = l.receiveFailed(err, probing)
 			continue
 		}
@@ -128,24 +134,26 @@ func (l *loop) worker(i int) {
 		l.gate.succeeded()
 		isLeft, fresh := l.markSeen(msgs)
 		if fresh == 0 {
-			if l.rest(i, started) {
+			if l.rest(i, epoch) {
 				return
 			}
 			continue
 		}
 		l.mu.Lock()
-		l.started++
+		l.receiving--
 		l.batches++
+		l.epoch++
 		l.mu.Unlock()
 		if !l.drain && len(msgs) == size {
 			l.wakeAll() // more is waiting: rested workers join in
 		}
 		work, cancel := context.WithTimeout(context.WithoutCancel(l.outer), r.opts.VisibilityTimeout)
-		_, rep := r.process(work, msgs, isLeft, false)
+		_, rep := r.process(work, msgs, isLeft, false, l.claims)
 		cancel()
 		l.mu.Lock()
 		l.report.add(rep)
 		l.batches--
+		l.epoch++
 		l.mu.Unlock()
 		if l.drain {
 			l.wakeAll() // a batch ended: its FIFO groups are free; look again
@@ -197,21 +205,24 @@ func (l *loop) markSeen(msgs []types.Message) (isLeft []bool, fresh int) {
 }
 
 // rest handles a receive that brought nothing new, and reports whether the
-// worker is done. started is the number of batches started when the
-// receive began. Drain ends when no batch is under way and none started
-// during the receive: on a FIFO DLQ a group in a batch under way hides its
-// later messages, so an empty receive proves nothing until that batch
-// ends. Otherwise the worker looks again, once a batch under way has ended.
-// In Run, worker 0 keeps polling and the others rest until a receive comes
-// back full.
-func (l *loop) rest(i, started int) (done bool) {
+// worker is done. epoch is the loop's epoch when the receive began.
+//
+// Drain ends on an empty receive when nothing else is under way and no
+// batch started or ended while it ran: on a FIFO DLQ a group in a batch
+// under way hides its later messages, so an empty receive proves nothing
+// until that batch has ended and a receive has looked again. Otherwise the
+// worker looks again at once (nothing is under way) or once a batch has
+// ended. In Run, worker 0 keeps polling and the others rest until a receive
+// comes back full.
+func (l *loop) rest(i, epoch int) (done bool) {
 	l.mu.Lock()
+	l.receiving--
 	switch {
-	case l.drain && l.batches == 0 && l.started == started:
+	case l.drain && l.batches == 0 && l.receiving == 0 && l.epoch == epoch:
 		l.mu.Unlock()
 		l.cancel()
 		return true
-	case l.drain && l.batches == 0, !l.drain && i == 0:
+	case l.drain && l.batches == 0 && l.receiving == 0, !l.drain && i == 0:
 		l.mu.Unlock()
 		return false
 	}
@@ -331,13 +342,12 @@ func (r *Replayer) receive(ctx context.Context, wait time.Duration, n int) ([]ty
 	return out.Messages, nil
 }
 
-// receiveSize is how many messages one receive asks for: ten, unless the
-// rate is so low that ten would wait in flight for a large part of their
-// visibility timeout.
+// receiveSize is how many messages one receive asks for: ten, or with a
+// RateLimit below ten, the rate rounded down, so that one receive is never
+// more than a second's worth.
 func (r *Replayer) receiveSize() int {
 	if r.rate == nil {
 		return maxReceive
 	}
-	fit := int(r.rate.rate * r.opts.VisibilityTimeout.Seconds() / 4)
-	return min(max(fit, 1), maxReceive)
+	return min(max(int(r.rate.rate), 1), maxReceive)
 }

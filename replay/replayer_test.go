@@ -287,3 +287,48 @@ func TestReplayOptions(t *testing.T) {
 		}
 	}
 }
+
+// The default policy spaces replays by a growing delay a user watching the
+// queues can see: each replay reaches the main queue its delay after it
+// left the DLQ (the sample's rule), and each delay is at least the one
+// before (EqualJitter from 1 min: 30 s to 1 min, 1 to 2 min, 2 to 4 min).
+func TestDefaultPolicySpacesReplaysVisibly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		h := &handling{at: map[string][]time.Time{}, fail: func(string, int) bool { return true }}
+		w.send(t, "poison", "", nil)
+		var mu sync.Mutex
+		var delays []time.Duration
+		_, stop := w.run(t, h, func(o *replay.Options) {
+			o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
+				mu.Lock()
+				delays = append(delays, d.Delay)
+				mu.Unlock()
+			}
+		})
+		for len(w.receiveAll(t, w.operator)) == 0 {
+			time.Sleep(time.Second)
+		}
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(delays) != 3 {
+			t.Fatalf("expect 3 replays, got %v", delays)
+		}
+		times := h.times("poison")
+		for i, d := range delays {
+			lo, hi := 30*time.Second<<i, time.Minute<<i
+			if d < lo || d > hi {
+				t.Errorf("replay %d: expect a delay of %v to %v, got %v", i+1, lo, hi, d)
+			}
+			if i > 0 && d < delays[i-1] {
+				t.Errorf("replay %d: expect at least the previous delay %v, got %v", i+1, delays[i-1], d)
+			}
+			// The life ends 5 s after its second failure (the visibility
+			// timeout), when SQS moves the message to the DLQ.
+			if gap := times[2*i+2].Sub(times[2*i+1]); gap < 5*time.Second+d || gap > 5*time.Second+d+2*time.Second {
+				t.Errorf("replay %d: expect the next life %v after the last failure, got %v", i+1, 5*time.Second+d, gap)
+			}
+		}
+	})
+}
