@@ -443,3 +443,53 @@ func TestTraceHeaderSurvives(t *testing.T) {
 func counterAttrs(v string) map[string]types.MessageAttributeValue {
 	return map[string]types.MessageAttributeValue{replay.DefaultCounterAttribute: {DataType: aws.String("Number"), StringValue: aws.String(v)}}
 }
+
+// A message SQS accepts in no form (a body with a character SQS refuses,
+// which only a hand-made event can carry) is rejected loudly: the hook, the
+// Report, a failure for Lambda, and a long hold in the DLQ instead of a loop.
+func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "fine", "", nil)
+		event := lambdaEvent(w.receiveAll(t, w.dlq))
+		event.Records[0].Body = "bad\x00body"
+		var rejected []error
+		r := w.replayer(t, func(o *replay.Options) {
+			o.Hooks.Rejected = func(_ *types.Message, _ replay.Decision, err error) { rejected = append(rejected, err) }
+		})
+		resp, err := r.HandleLambda(context.Background(), event)
+		if err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("expect the record reported failed, got %v, %v", resp, err)
+		}
+		if len(rejected) != 1 || !errors.Is(rejected[0], replay.ErrRejected) {
+			t.Fatalf("expect one rejection matching ErrRejected, got %v", rejected)
+		}
+		if got := w.receiveAll(t, w.operator); len(got) != 0 {
+			t.Fatalf("expect nothing sent, got %d", len(got))
+		}
+		time.Sleep(time.Hour)
+		if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+			t.Fatal("expect the message held in the DLQ, not back after its visibility timeout")
+		}
+	})
+}
+
+// A Filter that panics picks nothing; the pass goes on.
+func TestPanickingFilterPicksNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "boom", "", nil)
+		w.seedDLQ(t, "fine", "", nil)
+		rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
+			o.Filter = func(m *types.Message) bool {
+				if *m.Body == "boom" {
+					panic("filter bug")
+				}
+				return true
+			}
+		}))
+		if rep.Skipped != 1 || rep.Replayed != 1 {
+			t.Fatalf("expect one skipped and one replayed, got %+v", rep)
+		}
+	})
+}

@@ -102,7 +102,7 @@ func (p *pass) plan(it *item) {
 	if it.state == left {
 		return
 	}
-	if r.opts.Filter != nil && !r.opts.Filter(m) {
+	if r.opts.Filter != nil && !p.picked(m) {
 		it.state = skipped
 		return
 	}
@@ -124,6 +124,18 @@ func (p *pass) plan(it *item) {
 		return
 	}
 	p.schedule(it)
+}
+
+// picked runs the Filter; one that panics picks nothing.
+func (p *pass) picked(m *types.Message) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.r.opts.Logger.LogAttrs(context.Background(), slog.LevelError, "replay: Filter panicked; the message is left in the DLQ",
+				slog.String("message_id", aws.ToString(m.MessageId)), slog.Any("panic", v))
+			ok = false
+		}
+	}()
+	return p.r.opts.Filter(m)
 }
 
 // escalation turns a decision into an escalation.

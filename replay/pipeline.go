@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
 // Run replays continuously until ctx is done, or a receive fails for good
@@ -30,13 +31,15 @@ func (r *Replayer) Run(ctx context.Context) error {
 }
 
 // Drain makes one pass over what is in the DLQ now, for a CLI or a cron
-// job, and returns what it did. It stops once a receive, made while no
-// other receive or batch of this pass was under way, brings nothing it has
-// not seen (held, skipped or failed messages coming back count as seen,
-// and are left as they are, with the rest of their FIFO group). A receive
-// that fails in a retryable way is retried after ReceiveBackoff, five times
-// in a row at most; after that, or on a final error, Drain returns the
-// error with what it did so far.
+// job, and returns what it did. Messages it has seen before in the pass
+// (held, skipped or failed ones coming back) are left as they are, with the
+// rest of their FIFO group. It stops at the first receive that brings
+// nothing new; on a FIFO DLQ, where a group in a batch under way hides its
+// later messages, at the first such receive made while no other receive or
+// batch was under way and none started or ended. A receive that fails in a
+// retryable way is retried after ReceiveBackoff, five times in a row at
+// most; after that, or on a final error, Drain returns the error with what
+// it did so far. Batches in progress are always finished.
 func (r *Replayer) Drain(ctx context.Context) (Report, error) {
 	l := r.newLoop(ctx, true)
 	err := l.run()
@@ -207,18 +210,18 @@ func (l *loop) markSeen(msgs []types.Message) (isLeft []bool, fresh int) {
 // rest handles a receive that brought nothing new, and reports whether the
 // worker is done. epoch is the loop's epoch when the receive began.
 //
+// Drain on a standard DLQ ends at the first empty receive. On a FIFO DLQ a
+// group in a batch under way hides its later messages, so an empty receive
+// proves nothing until that batch has ended and a receive has looked again:
 // Drain ends on an empty receive when nothing else is under way and no
-// batch started or ended while it ran: on a FIFO DLQ a group in a batch
-// under way hides its later messages, so an empty receive proves nothing
-// until that batch has ended and a receive has looked again. Otherwise the
-// worker looks again at once (nothing is under way) or once a batch has
-// ended. In Run, worker 0 keeps polling and the others rest until a receive
-// comes back full.
+// batch started or ended while it ran; otherwise the worker looks again at
+// once (nothing is under way) or once a batch has ended. In Run, worker 0
+// keeps polling and the others rest until a receive comes back full.
 func (l *loop) rest(i, epoch int) (done bool) {
 	l.mu.Lock()
 	l.receiving--
 	switch {
-	case l.drain && l.batches == 0 && l.receiving == 0 && l.epoch == epoch:
+	case l.drain && (!sqsrule.IsFIFO(l.r.dlq) || l.batches == 0 && l.receiving == 0 && l.epoch == epoch):
 		l.mu.Unlock()
 		l.cancel()
 		return true

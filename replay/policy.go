@@ -192,7 +192,7 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	}
 	if bad != nil {
 		d.Metadata = Metadata{OriginalID: id, FirstFailure: md.FirstFailure, SourceArn: md.SourceArn,
-			Moved: keepAside(m.MessageAttributes, MetadataAttribute)}
+			Moved: mergeMoved(keepAside(m.MessageAttributes, MetadataAttribute), keepAside(m.MessageAttributes, p.CounterAttribute))}
 		return escalate(bad.reason, "%s", bad.detail)
 	}
 	count, err := p.counter(m.MessageAttributes, md)

@@ -179,3 +179,30 @@ func TestPolicyValidate(t *testing.T) {
 		}
 	}
 }
+
+// Metadata the replayer did not write is escalated as InvalidMetadata, and
+// the originals travel with the escalation for the human who reads it.
+func TestInvalidMetadataKeepsTheOriginals(t *testing.T) {
+	attrs := counter("1")
+	attrs[MetadataAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(`{"id":`)}
+	attrs["tenant"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("acme")}
+	d := Policy{}.Decide(dlqMessage("m-1", attrs), now)
+	if d.Action != Escalate || d.Reason != InvalidMetadata {
+		t.Fatalf("expect InvalidMetadata, got %v %q", d.Action, d.Reason)
+	}
+	out, err := pack(userAttributes(attrs, DefaultCounterAttribute), DefaultCounterAttribute, 0, d.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := Restore(out, "")
+	if aws.ToString(back[MetadataAttribute].StringValue) != `{"id":` || aws.ToString(back[DefaultCounterAttribute].StringValue) != "1" || aws.ToString(back["tenant"].StringValue) != "acme" {
+		t.Fatalf("expect the original metadata, counter and tenant back, got %v", back)
+	}
+	for _, bad := range []string{`{"sd":-1}`, `{"sd":901000000000}`, `{"prev":-5}`, `{"first":"yesterday"}`, `{"moved":{"tenant":{"t":"String","s":"x"}}}`, `{"moved":{"..":{"t":"String"}}}`, `[]`} {
+		attrs[MetadataAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(bad)}
+		delete(attrs, DefaultCounterAttribute)
+		if d := (Policy{}).Decide(dlqMessage("m-1", attrs), now); d.Reason != InvalidMetadata {
+			t.Errorf("%s: expect InvalidMetadata, got %v %q", bad, d.Action, d.Reason)
+		}
+	}
+}

@@ -55,10 +55,11 @@ func (p *pacer) admit(ctx context.Context, n int) bool {
 }
 
 // pace accounts for the k messages an admitted receive of n brought, and
-// waits until they may go.
+// waits until they may go. It reports false only when ctx ended while they
+// had to wait.
 func (p *pacer) pace(ctx context.Context, n, k int) bool {
 	if p == nil {
-		return ctx.Err() == nil
+		return true
 	}
 	p.mu.Lock()
 	p.pending -= n
@@ -69,5 +70,8 @@ func (p *pacer) pace(ctx context.Context, n, k int) bool {
 	}
 	p.next = start.Add(p.span(k))
 	p.mu.Unlock()
+	if !start.After(now) {
+		return true
+	}
 	return backoff.Sleep(ctx, start.Sub(now))
 }

@@ -70,7 +70,9 @@ type Options struct {
 	DryRun bool
 	// Filter, when set, picks the messages to replay or escalate; the others
 	// are left in the DLQ until their visibility timeout ends. On a FIFO DLQ
-	// a group's later messages stay behind one that is left.
+	// a group's later messages stay behind one that is left. It is called
+	// from several goroutines at once; one that panics picks nothing (the
+	// panic is logged).
 	Filter func(m *types.Message) bool
 	// ReceiveBackoff spaces receives after a receive failed (throttling, a
 	// server error): one receive probes while the others wait. Default
