@@ -74,9 +74,14 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []b
 		p.plan(it)
 	}
 	p.keepGroupOrder()
-	defer p.claims.release(p.items)
 	if !r.opts.DryRun {
 		p.send(ctx)
+	}
+	// Sent is enough: a FIFO DLQ gives a group's next message only once this
+	// batch has deleted the ones before it, and on a standard DLQ another
+	// batch's later message of the group now goes after them.
+	p.claims.release(p.items)
+	if !r.opts.DryRun {
 		p.settle(ctx)
 	}
 	var rep Report
