@@ -41,13 +41,14 @@ type Options struct {
 	// Policy decides replay or escalation and the delays. The zero value is
 	// the default policy (see Policy).
 	Policy Policy
-	// Target is the queue URL replays go to. Set Target or Sources, not
-	// both.
+	// Target is the queue URL replays go to; it must be neither the DLQ nor
+	// the operator queue. Set Target or Sources, not both.
 	Target string
 	// Sources routes by the DeadLetterQueueSourceArn SQS sets on each DLQ
 	// message (never by anything in the message's own attributes): source
 	// queue ARN → queue URL. Only the queues listed here are ever sent to; a
-	// message from anywhere else is escalated as NotRoutable.
+	// message from anywhere else is escalated as NotRoutable. No URL may be
+	// the DLQ or the operator queue.
 	Sources map[string]string
 	// WaitTime is Run's long poll, 1 s to 20 s. Default 20 s. Drain polls
 	// for 1 s.
@@ -66,9 +67,11 @@ type Options struct {
 	// message received counts, whether it is then moved or not. 0 means no
 	// cap; otherwise a finite positive number.
 	RateLimit float64
-	// DryRun decides and reports but sends, deletes and holds nothing.
+	// DryRun decides and reports (Report.Decisions) but sends, deletes and
+	// holds nothing. Default false.
 	DryRun bool
-	// Filter, when set, picks the messages to replay or escalate; the others
+	// Filter, when set, picks the messages to replay or escalate (default
+	// nil: every message); the others
 	// are left in the DLQ until their visibility timeout ends. On a FIFO DLQ
 	// a group's later messages stay behind one that is left. It is called
 	// from several goroutines at once; one that panics picks nothing (the
@@ -83,7 +86,7 @@ type Options struct {
 	// Logger receives decisions and failures, never bodies or attribute
 	// values. Default silent.
 	Logger *slog.Logger
-	// Hooks are called for each outcome.
+	// Hooks are called for each outcome. Default none.
 	Hooks Hooks
 }
 
