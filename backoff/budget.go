@@ -89,6 +89,10 @@ func (b Budgeted) DelayFor(attempt int, prev time.Duration, err error) time.Dura
 // Success refunds the budget.
 func (b Budgeted) Success() { b.B.Success() }
 
+// WithRand returns b with S drawing from r (see WithRand); the budget is
+// shared, not copied.
+func (b Budgeted) WithRand(r Random) Strategy { b.S = WithRand(b.S, r); return b }
+
 // Validate checks the wrapped strategy and that a budget is set.
 func (b Budgeted) Validate() error {
 	if b.B == nil {

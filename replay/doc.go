@@ -3,77 +3,176 @@
 // times, and then to an operator queue for a human, with the reason and the
 // message's history.
 //
-//	r, err := replay.New(client, dlqURL, func(o *replay.Options) {
-//		o.Target = mainURL            // or Sources: DeadLetterQueueSourceArn → URL
-//		o.OperatorQueue = operatorURL // required
+//	r, err := replay.New(client, dlqURL, operatorURL, func(o *replay.Options) {
+//		o.Target = mainURL // or Sources: DeadLetterQueueSourceArn → URL
 //		o.Policy = replay.Policy{MaxAttempts: 5}
 //	})
-//	err = r.Run(ctx)                 // a worker; or r.Drain(ctx) for one pass;
-//	lambda.Start(r.HandleLambda)     // or a Lambda on the DLQ
+//	err = r.Run(ctx)             // a worker; or r.Drain(ctx) for one pass;
+//	lambda.Start(r.HandleLambda) // or a Lambda on the DLQ
+//
+// # A message is untrusted input
+//
+// A dead-letter queue is where the strange messages are, and anyone who can
+// send to a queue controls a message's body and attributes. So nothing in a
+// message's attributes chooses where it goes, its FIFO deduplication id, or
+// a time beyond the policy's bounds:
+//
+//   - the target is Options.Target, or the allow-listed queue of the
+//     DeadLetterQueueSourceArn SQS sets (Options.Sources);
+//   - FIFO deduplication ids and the jitter's seed come from the DLQ
+//     message's MessageId, which SQS assigns, and the attempt;
+//   - a delay is the Policy's, at most MaxBackoff; a hold counts from the
+//     message's SentTimestamp, which SQS sets, plus the DelaySeconds the
+//     replayer sent it with, which the metadata may state as 0 to 900 s
+//     only.
+//
+// The attempt counter does inform the decision, by the contract of the AWS
+// sample amazon-sqs-dlq-replay-backoff, whose attribute (sqs-dlq-replay-nb)
+// the replayer reads and writes so that either understands the other. What
+// is inconsistent is escalated with a reason, never looped, dropped or held
+// forever: a counter that is not a whole number from 0 to 1,000,000, or
+// that is both in its attribute and in the metadata, is InvalidCounter; a
+// sqskit-replay attribute the replayer did not write (unreadable, a delay
+// out of range, moved attributes that clash with the message's own) is
+// InvalidMetadata, and the original values travel in Metadata.Moved for the
+// human who reads the escalation.
 //
 // # The policy
 //
-// Policy.Decide is pure. It reads the attempt counter from the attribute
-// sqs-dlq-replay-nb (a Number, the attribute of the AWS sample
-// amazon-sqs-dlq-replay-backoff, so messages replayed by either are
-// understood by the other), adds one, and replays with the delay the Backoff
-// strategy gives for that attempt, or escalates when attempts run out. A
-// counter that is not a whole number, is negative, or is beyond any real
-// count is forged: the message is escalated as InvalidCounter, never looped.
-// Other reasons: TooLarge (no room for the replay metadata), AttributeBudget
-// (ten attributes and KeepAttributesInPlace), NotRoutable (no allow-listed
-// target, or a FIFO target and no group id).
+// Policy.Decide is pure. It reads the counter, adds one, and replays with
+// the delay the Backoff strategy gives for that replay, or escalates when
+// replays run out (AttemptsExhausted). Other reasons: TooLarge (no room for
+// the replay metadata), AttributeBudget (ten attributes and
+// KeepAttributesInPlace), NotRoutable (no allow-listed target, or a FIFO
+// target and no valid group id), Unsendable (SQS refuses the message as it
+// is).
 //
 // # What a replayed message carries
 //
 // The body byte for byte; every message attribute (String, Number, Binary,
-// custom types; list fields cleared); the group id on FIFO targets; the
-// counter; and the attribute sqskit-replay with its provenance: original
-// MessageId, first failure time, source queue ARN, last delay (decorrelated
-// jitter grows from it). That is at most two attributes. With nine user
-// attributes the counter moves into sqskit-replay; with ten, the last user
-// attribute by name moves there too, and Restore gives it back.
+// custom types; list fields cleared); the AWSTraceHeader system attribute;
+// the group id (on FIFO targets, and as a fair-queue tenant on standard
+// ones); the counter; and the attribute sqskit-replay with its provenance:
+// original MessageId, first failure time, source queue ARN, last delay
+// (decorrelated jitter grows from it) and the DelaySeconds it was sent
+// with. That is at most two attributes. With nine user attributes the
+// counter moves into sqskit-replay; with ten, the last user attribute by
+// name (trace attributes such as traceparent last of all) moves there too,
+// and Restore gives it back.
 //
 // # Delays
 //
-// Each delay counts from when the message's last life on the main queue
-// began. Standard targets get delays up to 900 s as DelaySeconds. Longer
-// delays, and every delay on a FIFO target (FIFO queues refuse per-message
-// delays), are honoured by holding the message in the DLQ with
-// ChangeMessageVisibility (up to 12 h a time) until it is due, then sending
-// it. No state is kept outside the message: the jittered delay is drawn from
-// a source seeded by the original MessageId and the attempt, so every
-// receive of the message, by any replayer, computes the same due time. The
-// DLQ's retention must outlast the longest delay, and the DLQ must not have
-// a redrive policy of its own (holds count as receives).
+// Replay n waits Backoff.Delay(n-1, previous delay), at most MaxBackoff;
+// the default policy draws from EqualJitter with a 1 min base, so each
+// replay waits at least as long as the one before. When that time counts
+// from depends on where the replay must wait:
+//
+//   - On a standard target, a delay up to 15 minutes is sent at once as
+//     DelaySeconds: the message reappears on its queue the delay after the
+//     replayer took it out of the DLQ, as in the AWS sample.
+//   - Longer delays, and every delay on a FIFO target (FIFO queues take no
+//     per-message delay), are honoured by holding the message in the DLQ
+//     with ChangeMessageVisibility (up to 12 h at a time) and sending it
+//     once due. A held message is due at the start of its last life on the
+//     main queue (its SentTimestamp plus the DelaySeconds it was sent with)
+//     plus the delay: SQS records nothing that says when a message reached
+//     the DLQ and the replayer keeps no state, and this due time is one every
+//     receive, by any replayer, computes alike. On a FIFO target, a replay
+//     therefore comes the delay after the previous one, or at once if the
+//     message's life on the main queue already took longer.
+//
+// A worked example with the default policy, a standard main queue with a
+// 30 s visibility timeout and maxReceiveCount 2, and a message that always
+// fails: it is sent at 0:00 and fails at 0:00 and 0:30; at 1:00 SQS moves
+// it to the DLQ and the replayer draws 45 s (30 s to 1 min) and sends it
+// with DelaySeconds 45. It reappears at 1:45, fails at 1:45 and 2:15,
+// reaches the DLQ at 2:45, and is replayed with 1 min 30 s (1 to 2 min):
+// back at 4:15. Its third life ends at 5:15; the third replay waits 3 min
+// (2 to 4 min) and it is back at 8:15; at 9:15 it reaches the DLQ a fourth
+// time and goes to the operator queue as AttemptsExhausted. Watching the
+// main queue one sees it 45 s, 1 min 30 s and 3 min after each failure.
+//
+// The jittered delay is reproducible: the strategy draws from a source
+// seeded by the DLQ MessageId and the attempt (decorators such as
+// backoff.Capped and backoff.MaxAttempts pass the source through), so every
+// receive of a held message finds the same due time. The DLQ's retention
+// must outlast the longest delay, and the DLQ must not have a redrive
+// policy of its own (holds count as receives).
 //
 // # Delivery semantics
 //
 // Send first, delete after: a message leaves the DLQ only once its target
 // (or the operator queue) accepted it, and only the entries SQS accepted are
-// deleted; failures stay in the DLQ for the next pass. A crash or a failed
-// delete between the two leaves a copy in the DLQ that is sent again: on
-// FIFO targets the deduplication id is fixed by the original MessageId and
-// the attempt, so within SQS's 5-minute window no second copy is enqueued;
-// on standard targets that is a duplicate (at least once, never lost).
-// Escalation is an explicit send to OperatorQueue, never a second redrive.
-// On FIFO targets a group's messages keep their order: while one is held,
-// the later ones of its group wait behind it.
+// deleted; failures stay in the DLQ for the next pass. Sends go in batches
+// of at most ten entries and 1 MiB; deletes and holds that fail in a
+// retryable way are retried (five tries). A crash or a delete that fails
+// for good between the two leaves a copy in the DLQ that is sent again: on
+// FIFO targets the deduplication id is fixed by the DLQ MessageId and the
+// attempt, so within SQS's 5-minute window no second copy is enqueued; on
+// standard targets that is a duplicate (at least once, never lost).
+// Escalation is an explicit send to the operator queue, never a second
+// redrive.
+//
+// A message SQS will not accept as it is reaches the operator queue in a
+// form it accepts: a replay SQS refuses becomes an escalation (Unsendable,
+// or TooLarge), and an escalation SQS refuses is sent again with its
+// attributes moved into the metadata, then with them left out (the detail
+// names them), then as the body alone. One that fits in no form is
+// rejected: logged as an error, reported to Hooks.Rejected and in
+// Report.Rejected, and held in the DLQ for MaxBackoff, never retried
+// silently.
+//
+// # FIFO order
+//
+// A FIFO group's later messages never pass an earlier one that is still in
+// the DLQ: within a batch a group's messages are sent one call after the
+// other, and one that does not move (held, failed, skipped by the Filter,
+// seen before in this Drain, rejected) keeps the rest of its group behind
+// it, in the DLQ. A group is never in two batches under way: SQS keeps a
+// FIFO DLQ's group in one receive until its messages are deleted or visible
+// again, and the Replayer claims each group for one batch besides. On a
+// standard DLQ nothing is ordered.
+//
+// # Throughput and concurrency
+//
+// Run and Drain keep up to Options.Concurrency batches in flight (default
+// 16): each receives up to ten messages, sends them, and deletes or holds
+// them, while the others do the same. At 10 ms a call that moves several
+// thousand messages a second at 0.3 calls per message (see BENCHMARKS.md),
+// beside about 300 for one batch at a time and SQS's own move task's 500.
+// RateLimit caps messages per second taken from the DLQ across all batches,
+// in bursts of at most one receive (ten, or the rate rounded down when it is
+// below ten). A Replayer is safe for concurrent use; Filter and Hooks are
+// called from several goroutines at once.
 //
 // # Modes and options
 //
-// Run is a long-running worker (batch receive, send and delete, ten at a
-// time; a batch in progress at shutdown is finished); Drain is one pass over
-// what is there now, for a CLI or cron; HandleLambda serves a Lambda whose
-// event source is the DLQ, reporting held and failed messages as batch item
-// failures. RateLimit caps messages per second, DryRun reports decisions and
-// moves nothing, Filter picks the messages to move. Hooks and a slog.Logger
-// report replays, holds, escalations (with reason) and failures, never
-// bodies.
+// Run is a long-running worker; Drain is one pass over what is there now,
+// for a CLI or cron; HandleLambda serves a Lambda whose event source is the
+// DLQ, reporting held, waiting, skipped, failed and rejected messages as
+// batch item failures. DryRun reports decisions and moves nothing; Filter
+// picks the messages to move. Hooks and a slog.Logger report replays,
+// holds, escalations (with reason), failures and rejections, never bodies or
+// attribute values.
 //
 // # Errors
 //
-// Invalid options or policy make New return an error matching ErrConfig. Run
-// returns when its ctx is done (nil) or when a receive fails for good (the
-// DLQ does not exist, access is denied).
+// Invalid options or policy make New return an error matching ErrConfig,
+// before any call to SQS: among them every setting that would loop (the
+// operator queue or a target being the DLQ, the operator queue being a
+// target, the counter attribute being sqskit-replay, a NaN or infinite
+// RateLimit, an invalid ReceiveBackoff). Run returns when its ctx is done
+// (nil) or when a receive fails for good (the DLQ does not exist, access is
+// denied); other receive errors wait ReceiveBackoff, never less than
+// 100 ms, with one receive probing for the others. Drain returns its Report
+// with the error that stopped it. HandleLambda returns an error matching
+// ErrMalformedEvent for a record without a messageId; a rejected message's
+// error matches ErrRejected.
+//
+// # Testing
+//
+// Code that uses a Replayer is tested against sqsfake, in memory, with
+// testing/synctest for time: see this package's tests, which also run the
+// Replayer against the fauxqs emulator over HTTP, and a soak of Run, Drain
+// and HandleLambda under faults on every call.
 package replay

@@ -21,11 +21,24 @@ type Reason string
 
 // The reasons.
 const (
+	// AttemptsExhausted: replayed MaxAttempts times, or the Backoff stopped.
 	AttemptsExhausted Reason = "attempts-exhausted"
-	InvalidCounter    Reason = "invalid-counter"
-	AttributeBudget   Reason = "attribute-budget-exceeded"
-	TooLarge          Reason = "too-large"
-	NotRoutable       Reason = "not-routable"
+	// InvalidCounter: the attempt counter is not a whole number in range, or
+	// it is in both the counter attribute and the metadata.
+	InvalidCounter Reason = "invalid-counter"
+	// InvalidMetadata: the sqskit-replay attribute is not what the replayer
+	// writes (unreadable, a delay out of range, moved attributes that clash).
+	InvalidMetadata Reason = "invalid-metadata"
+	// AttributeBudget: ten attributes and KeepAttributesInPlace.
+	AttributeBudget Reason = "attribute-budget-exceeded"
+	// TooLarge: no room for the replay metadata within MaxMessageBytes.
+	TooLarge Reason = "too-large"
+	// NotRoutable: no allow-listed target, or a FIFO target and no valid
+	// group id.
+	NotRoutable Reason = "not-routable"
+	// Unsendable: SQS refuses the message as it is (an attribute it does not
+	// accept); the escalation carries what it refuses moved aside.
+	Unsendable Reason = "unsendable"
 )
 
 // Action is what to do with a dead-lettered message.
@@ -48,22 +61,31 @@ func (a Action) String() string {
 }
 
 // Policy decides, without I/O, what happens to a message received from a
-// dead-letter queue. The zero value is usable: the sample's counter
-// attribute, 3 attempts, full jitter from 2 s, delays up to 12 h.
+// dead-letter queue. The zero value is the default policy: the sample's
+// counter attribute, 3 replays, delays from EqualJitter with a 1 min base
+// (30 s to 1 min, then 1 to 2 min, then 2 to 4 min), at most 12 h.
 type Policy struct {
-	// CounterAttribute names the attempt counter (a Number attribute).
-	// Default DefaultCounterAttribute.
+	// CounterAttribute names the attempt counter (a Number attribute). It
+	// must be a valid attribute name other than MetadataAttribute. Default
+	// DefaultCounterAttribute.
 	CounterAttribute string
-	// MaxAttempts is how many replays a message gets before it is escalated.
-	// Default 3.
+	// MaxAttempts is how many replays a message gets before it is escalated:
+	// 0 (the default, 3) to 1,000,000.
 	MaxAttempts int
-	// Backoff gives the delay before replay n (n from 1). Default
-	// FullJitter, 2 s base, 12 h cap, like the sample's base-2 full jitter.
-	// Its randomness is reseeded per message and attempt (see Decide).
+	// Backoff gives the delay before each replay: Delay(n, prev) for replay
+	// n+1, so n counts from 0 as in every backoff.Strategy and
+	// backoff.MaxAttempts{N: 3} allows three replays, as MaxAttempts: 3
+	// does. Its randomness is reseeded per message and replay (see Decide):
+	// strategies that draw randomness need a WithRand method, as package
+	// backoff's have, decorators included. Default EqualJitter, 1 min base,
+	// 12 h cap: never less than half the exponential delay, so each replay
+	// waits at least as long as the one before.
 	Backoff backoff.Strategy
-	// MaxDelay caps any delay. Default and maximum 12 h.
-	MaxDelay time.Duration
-	// MaxMessageBytes is the target queues' size limit. Default 1 MiB.
+	// MaxBackoff caps any delay: 0 (the default, 12 h) to 12 h, the longest
+	// SQS keeps a message invisible.
+	MaxBackoff time.Duration
+	// MaxMessageBytes is the target and operator queues' size limit, 1 KiB
+	// to 1 MiB. Default 1 MiB.
 	MaxMessageBytes int
 	// KeepAttributesInPlace escalates a message that already has ten
 	// attributes (AttributeBudget) instead of moving one of them into the
@@ -82,11 +104,11 @@ func (p Policy) resolved() Policy {
 	if p.MaxAttempts == 0 {
 		p.MaxAttempts = 3
 	}
-	if p.Backoff == nil {
-		p.Backoff = backoff.FullJitter{Base: 2 * time.Second, Cap: sqsrule.MaxVisibility}
+	if p.MaxBackoff == 0 {
+		p.MaxBackoff = sqsrule.MaxVisibility
 	}
-	if p.MaxDelay == 0 || p.MaxDelay > sqsrule.MaxVisibility {
-		p.MaxDelay = sqsrule.MaxVisibility
+	if p.Backoff == nil {
+		p.Backoff = backoff.EqualJitter{Base: time.Minute, Cap: p.MaxBackoff}
 	}
 	if p.MaxMessageBytes == 0 {
 		p.MaxMessageBytes = sqsrule.MaxMessageBytes
@@ -94,21 +116,24 @@ func (p Policy) resolved() Policy {
 	return p
 }
 
-// Validate reports settings that make no sense.
+// Validate reports settings that make no sense, as errors matching
+// ErrConfig.
 func (p Policy) Validate() error {
 	switch {
 	case p.MaxAttempts < 0 || p.MaxAttempts > counterSanityLimit:
-		return fmt.Errorf("%w: MaxAttempts %d must be 0 to %d", ErrConfig, p.MaxAttempts, counterSanityLimit)
-	case p.MaxDelay < 0:
-		return fmt.Errorf("%w: MaxDelay %v is negative", ErrConfig, p.MaxDelay)
-	case p.MaxMessageBytes < 0 || p.MaxMessageBytes > sqsrule.MaxMessageBytes:
-		return fmt.Errorf("%w: MaxMessageBytes %d must be at most 1 MiB", ErrConfig, p.MaxMessageBytes)
+		return configError("MaxAttempts %d must be 0 to %d", p.MaxAttempts, counterSanityLimit)
+	case p.MaxBackoff < 0 || p.MaxBackoff > sqsrule.MaxVisibility:
+		return configError("MaxBackoff %v must be 0 to 12h", p.MaxBackoff)
+	case p.MaxMessageBytes != 0 && (p.MaxMessageBytes < sqsrule.MinMessageBytesAttr || p.MaxMessageBytes > sqsrule.MaxMessageBytes):
+		return configError("MaxMessageBytes %d must be 1 KiB to 1 MiB", p.MaxMessageBytes)
+	case p.CounterAttribute == MetadataAttribute:
+		return configError("CounterAttribute is %s, the metadata attribute: the metadata would overwrite the counter", MetadataAttribute)
 	case p.CounterAttribute != "" && sqsrule.CheckAttributeName(p.CounterAttribute) != nil:
-		return fmt.Errorf("%w: CounterAttribute %q is not a valid attribute name", ErrConfig, p.CounterAttribute)
+		return configError("CounterAttribute %q is not a valid attribute name", p.CounterAttribute)
 	}
 	if p.Backoff != nil {
 		if err := backoff.Validate(p.Backoff); err != nil {
-			return fmt.Errorf("%w: Backoff: %w", ErrConfig, err)
+			return configError("Backoff: %v", err)
 		}
 	}
 	return nil
@@ -120,10 +145,11 @@ type Decision struct {
 	// Attempt is the replay this would be (1 for the first), the counter
 	// value the replayed message carries.
 	Attempt int
-	// Delay is the delay before this replay, counted from when the message
-	// was last sent (its SentTimestamp).
+	// Delay is the delay before this replay (see the package doc for what
+	// it counts from).
 	Delay time.Duration
-	// Reason and Detail explain an escalation.
+	// Reason and Detail explain an escalation. Detail names attributes, but
+	// never quotes a body or an attribute value.
 	Reason Reason
 	Detail string
 	// Metadata is the provenance the outgoing message carries.
@@ -131,20 +157,26 @@ type Decision struct {
 }
 
 // Decide reads the counter defensively and decides. A missing counter is
-// attempt 0; a non-numeric, negative, fractional or absurdly large one
-// escalates as InvalidCounter. Past MaxAttempts it escalates as
-// AttemptsExhausted. A message whose body and attributes, with the
-// replayer's own, would exceed MaxMessageBytes escalates as TooLarge.
+// attempt 0; a non-numeric, negative, fractional or absurdly large one, or
+// one in both the counter attribute and the metadata, escalates as
+// InvalidCounter; a metadata attribute the replayer did not write escalates
+// as InvalidMetadata, with the original attributes kept in Metadata.Moved.
+// Past MaxAttempts it escalates as AttemptsExhausted. A message whose body
+// and attributes, with the replayer's own, would exceed MaxMessageBytes
+// escalates as TooLarge.
 //
 // The delay is random but reproducible: the strategy draws from a source
-// seeded by the original MessageId and the attempt, so every replayer
-// instance, and every receive of the same message, computes the same delay.
-// That is how a held message is known to be due.
+// seeded by the DLQ message's MessageId, which SQS assigns, and the attempt,
+// so every replayer, and every receive of the same message, computes the
+// same delay. Nothing in the message's attributes chooses it; the previous
+// delay recorded in the metadata only feeds strategies that grow from it
+// (DecorrelatedJitter), within MaxBackoff.
 func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	p = p.resolved()
-	md, _ := readMetadata(m.MessageAttributes)
+	id := aws.ToString(m.MessageId)
+	md, bad := readMetadata(m.MessageAttributes, p.CounterAttribute)
 	if md.OriginalID == "" {
-		md.OriginalID = aws.ToString(m.MessageId)
+		md.OriginalID = id
 	}
 	if md.FirstFailure.IsZero() {
 		md.FirstFailure = now.UTC().Truncate(time.Millisecond)
@@ -158,67 +190,72 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 		d.Metadata.Reason, d.Metadata.Detail = d.Reason, d.Detail
 		return d
 	}
+	if bad != nil {
+		d.Metadata = Metadata{OriginalID: id, FirstFailure: md.FirstFailure, SourceArn: md.SourceArn,
+			Moved: mergeMoved(keepAside(m.MessageAttributes, MetadataAttribute), keepAside(m.MessageAttributes, p.CounterAttribute))}
+		return escalate(bad.reason, "%s", bad.detail)
+	}
 	count, err := p.counter(m.MessageAttributes, md)
 	if err != nil {
+		d.Metadata.Attempt = 0
+		d.Metadata.Moved = mergeMoved(d.Metadata.Moved, keepAside(m.MessageAttributes, p.CounterAttribute))
 		return escalate(InvalidCounter, "%v", err)
 	}
 	d.Attempt = count + 1
 	if d.Attempt > p.MaxAttempts {
 		return escalate(AttemptsExhausted, "replayed %d times, the maximum is %d", count, p.MaxAttempts)
 	}
-	if p.KeepAttributesInPlace && len(userAttributes(m.MessageAttributes, p.CounterAttribute)) >= sqsrule.MaxAttributes {
-		return escalate(AttributeBudget, "the message has %d attributes and no room for the replay metadata", sqsrule.MaxAttributes)
+	user := userAttributes(m.MessageAttributes, p.CounterAttribute)
+	if p.KeepAttributesInPlace && len(user) >= sqsrule.MaxAttributes {
+		return escalate(AttributeBudget, "the message has %d attributes and no room for the replay metadata", len(user))
 	}
-	if size := sqsrule.MessageSize(aws.ToString(m.Body), userAttributes(m.MessageAttributes, p.CounterAttribute)) + metadataAllowance; size > p.MaxMessageBytes {
+	if size := sqsrule.MessageSize(aws.ToString(m.Body), user) + metadataAllowance; size > p.MaxMessageBytes {
 		return escalate(TooLarge, "%d bytes with the replay metadata exceed %d", size, p.MaxMessageBytes)
 	}
-	strategy := reseeded(p.Backoff, d.Metadata.OriginalID, d.Attempt)
-	delay := strategy.Delay(d.Attempt, md.LastDelay)
+	prev := min(md.LastDelay, p.MaxBackoff)
+	delay := backoff.WithRand(p.Backoff, seeded(id, d.Attempt)).Delay(d.Attempt-1, prev)
 	if delay == backoff.Stop {
-		return escalate(AttemptsExhausted, "the backoff strategy stopped at attempt %d", d.Attempt)
+		return escalate(AttemptsExhausted, "the backoff strategy stopped after %d replays", count)
 	}
-	d.Action, d.Delay = Replay, min(max(delay, 0), p.MaxDelay)
+	d.Action, d.Delay = Replay, min(max(delay, 0), p.MaxBackoff)
 	d.Metadata.LastDelay = d.Delay
 	return d
 }
 
 // metadataAllowance is room kept for the replayer's attributes when
-// checking a message's size.
+// checking a message's size; the exact size is checked again before
+// sending.
 const metadataAllowance = 2048
 
 // counter reads the attempt counter: the counter attribute, or the count
-// kept in the metadata when the attribute did not fit.
+// kept in the metadata when the attribute did not fit. Both at once is
+// inconsistent: the replayer writes one or the other.
 func (p Policy) counter(attrs map[string]types.MessageAttributeValue, md Metadata) (int, error) {
 	v, ok := attrs[p.CounterAttribute]
 	if !ok {
-		if md.Attempt < 0 || md.Attempt > counterSanityLimit {
-			return 0, fmt.Errorf("counter %d in %s is out of range", md.Attempt, MetadataAttribute)
-		}
 		return md.Attempt, nil
+	}
+	if md.Attempt != 0 {
+		return 0, fmt.Errorf("counter %s is set and %s holds a count too", p.CounterAttribute, MetadataAttribute)
+	}
+	if base := sqsrule.BaseDataType(aws.ToString(v.DataType)); base != "Number" && base != "String" {
+		return 0, fmt.Errorf("counter %s has data type %q", p.CounterAttribute, aws.ToString(v.DataType))
 	}
 	s := strings.TrimSpace(aws.ToString(v.StringValue))
 	n, err := strconv.ParseInt(s, 10, 64)
 	switch {
 	case err != nil:
-		return 0, fmt.Errorf("counter %s=%q is not a whole number", p.CounterAttribute, s)
+		return 0, fmt.Errorf("counter %s is not a whole number", p.CounterAttribute)
 	case n < 0:
-		return 0, fmt.Errorf("counter %s=%d is negative", p.CounterAttribute, n)
+		return 0, fmt.Errorf("counter %s is negative", p.CounterAttribute)
 	case n > counterSanityLimit:
-		return 0, fmt.Errorf("counter %s=%d is beyond any real count", p.CounterAttribute, n)
+		return 0, fmt.Errorf("counter %s is beyond any real count", p.CounterAttribute)
 	}
 	return int(n), nil
 }
 
-// reseeded returns s drawing from a source seeded by the message and
-// attempt, for strategies that take a source (WithRand, as package backoff's
-// jitter strategies do); others are used as they are.
-func reseeded(s backoff.Strategy, id string, attempt int) backoff.Strategy {
-	w, ok := s.(interface {
-		WithRand(backoff.Random) backoff.Strategy
-	})
-	if !ok {
-		return s
-	}
+// seeded returns a source seeded by a message id and an attempt.
+func seeded(id string, attempt int) backoff.Random {
 	sum := sha256.Sum256([]byte(id + "\x00" + strconv.Itoa(attempt)))
-	return w.WithRand(rand.New(rand.NewPCG(binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16]))))
+	return rand.New(rand.NewPCG(binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16])))
 }

@@ -80,7 +80,7 @@ func TestDecideDelaysGrowAndRepeat(t *testing.T) {
 	if a == c {
 		t.Errorf("expect other messages to draw other delays, both got %v", a)
 	}
-	if cap := (Policy{}).resolved().MaxDelay; a > cap {
+	if cap := (Policy{}).resolved().MaxBackoff; a > cap {
 		t.Errorf("expect at most %v, got %v", cap, a)
 	}
 }
@@ -133,7 +133,7 @@ func TestPackMakesRoomAndRestoreGivesItBack(t *testing.T) {
 	if _, ok := out["z-bin"]; ok {
 		t.Fatal("expect the last attribute by name moved aside")
 	}
-	md, _ := readMetadata(out)
+	md, _ := readMetadata(out, DefaultCounterAttribute)
 	if md.Attempt != 2 {
 		t.Fatalf("expect the counter kept in the metadata, got %+v", md)
 	}
@@ -173,9 +173,36 @@ func TestUserAttributesClearsListFields(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
-	for _, p := range []Policy{{MaxAttempts: -1}, {MaxDelay: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
+	for _, p := range []Policy{{MaxAttempts: -1}, {MaxBackoff: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
 		if err := p.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: expect ErrConfig, got %v", p, err)
+		}
+	}
+}
+
+// Metadata the replayer did not write is escalated as InvalidMetadata, and
+// the originals travel with the escalation for the human who reads it.
+func TestInvalidMetadataKeepsTheOriginals(t *testing.T) {
+	attrs := counter("1")
+	attrs[MetadataAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(`{"id":`)}
+	attrs["tenant"] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("acme")}
+	d := Policy{}.Decide(dlqMessage("m-1", attrs), now)
+	if d.Action != Escalate || d.Reason != InvalidMetadata {
+		t.Fatalf("expect InvalidMetadata, got %v %q", d.Action, d.Reason)
+	}
+	out, err := pack(userAttributes(attrs, DefaultCounterAttribute), DefaultCounterAttribute, 0, d.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := Restore(out, "")
+	if aws.ToString(back[MetadataAttribute].StringValue) != `{"id":` || aws.ToString(back[DefaultCounterAttribute].StringValue) != "1" || aws.ToString(back["tenant"].StringValue) != "acme" {
+		t.Fatalf("expect the original metadata, counter and tenant back, got %v", back)
+	}
+	for _, bad := range []string{`{"sd":-1}`, `{"sd":901000000000}`, `{"prev":-5}`, `{"first":"yesterday"}`, `{"moved":{"tenant":{"t":"String","s":"x"}}}`, `{"moved":{"..":{"t":"String"}}}`, `[]`} {
+		attrs[MetadataAttribute] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(bad)}
+		delete(attrs, DefaultCounterAttribute)
+		if d := (Policy{}).Decide(dlqMessage("m-1", attrs), now); d.Reason != InvalidMetadata {
+			t.Errorf("%s: expect InvalidMetadata, got %v %q", bad, d.Action, d.Reason)
 		}
 	}
 }

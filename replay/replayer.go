@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"math"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -28,41 +28,70 @@ var _ API = (*sqs.Client)(nil)
 // ErrConfig matches every invalid option with errors.Is.
 var ErrConfig = errors.New("replay: invalid options")
 
+// DefaultConcurrency is how many batches a Replayer keeps in flight unless
+// told otherwise: at 10 ms a call, sixteen batches of ten move several
+// thousand messages a second.
+const DefaultConcurrency = 16
+
+// MaxConcurrency bounds Options.Concurrency.
+const MaxConcurrency = 100
+
 // Options configure a Replayer. Zero values mean the defaults.
 type Options struct {
-	// Policy decides replay or escalation.
+	// Policy decides replay or escalation and the delays. The zero value is
+	// the default policy (see Policy).
 	Policy Policy
-	// Target is the queue URL replays go to. Either Target or Sources.
+	// Target is the queue URL replays go to; it must be neither the DLQ nor
+	// the operator queue. Set Target or Sources, not both.
 	Target string
-	// Sources routes by the message's DeadLetterQueueSourceArn: source ARN →
-	// queue URL. Only queues listed here are ever sent to; a message from
-	// anywhere else is escalated as NotRoutable.
+	// Sources routes by the DeadLetterQueueSourceArn SQS sets on each DLQ
+	// message (never by anything in the message's own attributes): source
+	// queue ARN → queue URL. Only the queues listed here are ever sent to; a
+	// message from anywhere else is escalated as NotRoutable. No URL may be
+	// the DLQ or the operator queue.
 	Sources map[string]string
-	// OperatorQueue is the queue URL escalated messages go to, for humans.
-	// Required.
-	OperatorQueue string
-	// WaitTime is the long poll of Run, 1 s to 20 s. Default 20 s.
+	// WaitTime is Run's long poll, 1 s to 20 s. Default 20 s. Drain polls
+	// for 1 s.
 	WaitTime time.Duration
-	// VisibilityTimeout is asked for on receive: time to send and delete a
-	// batch. Default 60 s.
+	// VisibilityTimeout is asked for on receive: how long a batch has to be
+	// sent and settled before its messages come back to the DLQ. 1 s to
+	// 12 h. Default 60 s.
 	VisibilityTimeout time.Duration
-	// RateLimit caps messages per second moved out of the DLQ (0: none).
+	// Concurrency is how many batches (one receive of up to ten messages
+	// each) are in flight at once, from their receive until they are
+	// settled: 1 to MaxConcurrency. Default DefaultConcurrency (16). On a
+	// FIFO DLQ, SQS keeps a group in one batch at a time, and within a batch
+	// a group's messages are sent one after the other.
+	Concurrency int
+	// RateLimit caps the messages per second taken from the DLQ: every
+	// message received counts, whether it is then moved or not. 0 means no
+	// cap; otherwise a finite positive number.
 	RateLimit float64
-	// DryRun decides and reports but sends, deletes and holds nothing.
+	// DryRun decides and reports (Report.Decisions) but sends, deletes and
+	// holds nothing. Default false.
 	DryRun bool
-	// Filter, when set, picks the messages to replay or escalate; the others
-	// are left in the DLQ untouched until their visibility timeout ends.
+	// Filter, when set, picks the messages to replay or escalate (default
+	// nil: every message); the others
+	// are left in the DLQ until their visibility timeout ends. On a FIFO DLQ
+	// a group's later messages stay behind one that is left. It is called
+	// from several goroutines at once; one that panics picks nothing (the
+	// panic is logged).
 	Filter func(m *types.Message) bool
-	// ErrorBackoff spaces Run's receives after errors. Default FullJitter,
-	// 100 ms base, 10 s cap.
-	ErrorBackoff backoff.Strategy
-	// Logger receives decisions and failures, never bodies. Default silent.
+	// ReceiveBackoff spaces receives after a receive failed (throttling, a
+	// server error): one receive probes while the others wait. Default
+	// FullJitter, 100 ms base, 10 s cap. Delays below 100 ms are raised to
+	// 100 ms; Stop (a drained backoff.Budget, say) waits as long as the
+	// longest delay so far, at least 1 s.
+	ReceiveBackoff backoff.Strategy
+	// Logger receives decisions and failures, never bodies or attribute
+	// values. Default silent.
 	Logger *slog.Logger
-	// Hooks are called for each outcome.
+	// Hooks are called for each outcome. Default none.
 	Hooks Hooks
 }
 
-// Hooks are optional callbacks, called synchronously: keep them fast.
+// Hooks are optional callbacks, called synchronously and possibly from
+// several goroutines at once: keep them fast and safe for concurrent use.
 type Hooks struct {
 	// Replayed: sent to target with the decision's attempt and delay.
 	Replayed func(m *types.Message, d Decision, target string)
@@ -72,80 +101,152 @@ type Hooks struct {
 	Escalated func(m *types.Message, d Decision)
 	// Failed: could not be moved now; it stays in the DLQ for a later pass.
 	Failed func(m *types.Message, err error)
+	// Rejected: SQS accepts the message in no form the replayer can build,
+	// not even as an escalation with its attributes or metadata left out.
+	// It stays in the DLQ, held for Policy.MaxBackoff, and needs a human.
+	Rejected func(m *types.Message, d Decision, err error)
 }
 
 // Replayer moves messages from a dead-letter queue back to their queue, or
-// to an operator queue. It is safe for concurrent use, but one Run at a time
-// per Replayer makes sense.
+// to an operator queue. It is safe for concurrent use.
 type Replayer struct {
-	client API
-	dlq    string
-	opts   Options
-	policy Policy
-
-	rateMu   sync.Mutex
-	rateNext time.Time // when the next message may go, with RateLimit
+	client   API
+	dlq      string
+	operator string
+	opts     Options
+	policy   Policy
+	rate     *pacer
 }
 
-// New returns a Replayer for the dead-letter queue dlqURL.
-func New(client API, dlqURL string, optFns ...func(*Options)) (*Replayer, error) {
+// New returns a Replayer for the dead-letter queue dlqURL, escalating to
+// operatorQueueURL. One of Options.Target and Options.Sources is required.
+// Invalid options return an error matching ErrConfig, before any call to
+// SQS.
+func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) (*Replayer, error) {
 	var o Options
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	bad := func(format string, args ...any) (*Replayer, error) {
-		return nil, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrConfig)
 	}
-	switch {
-	case client == nil:
-		return bad("nil client")
-	case dlqURL == "":
-		return bad("empty dead-letter queue URL")
-	case o.OperatorQueue == "":
-		return bad("OperatorQueue is required: escalation is an explicit send, never a second redrive")
-	case o.Target == "" && len(o.Sources) == 0:
-		return bad("set Target or Sources")
-	case o.Target != "" && len(o.Sources) > 0:
-		return bad("set Target or Sources, not both")
-	case o.RateLimit < 0:
-		return bad("RateLimit %v is negative", o.RateLimit)
+	if err := validateQueues(dlqURL, operatorQueueURL, o); err != nil {
+		return nil, err
 	}
 	if err := o.Policy.Validate(); err != nil {
 		return nil, err
+	}
+	if err := resolve(&o); err != nil {
+		return nil, err
+	}
+	r := &Replayer{client: client, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved()}
+	r.rate = newPacer(o.RateLimit)
+	return r, nil
+}
+
+func configError(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
+}
+
+// validateQueues refuses the settings that make a message loop: replaying or
+// escalating into the DLQ itself, or escalating to the queue replays go to.
+func validateQueues(dlq, operator string, o Options) error {
+	switch {
+	case dlq == "":
+		return configError("empty dead-letter queue URL")
+	case operator == "":
+		return configError("empty operator queue URL: escalation is an explicit send, never a second redrive")
+	case operator == dlq:
+		return configError("the operator queue is the DLQ: an escalation would come back to be escalated again")
+	case o.Target == "" && len(o.Sources) == 0:
+		return configError("set Target or Sources")
+	case o.Target != "" && len(o.Sources) > 0:
+		return configError("set Target or Sources, not both")
+	}
+	targets := []string{o.Target}
+	if o.Target == "" {
+		targets = targets[:0]
+		for arn, url := range o.Sources {
+			if arn == "" || url == "" {
+				return configError("Sources has an empty ARN or URL")
+			}
+			targets = append(targets, url)
+		}
+	}
+	for _, t := range targets {
+		switch t {
+		case dlq:
+			return configError("a replay target is the DLQ: replays would never leave it")
+		case operator:
+			return configError("a replay target is the operator queue: escalations and replays must not mix")
+		}
+	}
+	return nil
+}
+
+// resolve checks the tunables and fills in the defaults.
+func resolve(o *Options) error {
+	switch {
+	case math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateLimit < 0:
+		return configError("RateLimit %v must be 0 or a finite positive number", o.RateLimit)
+	case o.Concurrency < 0 || o.Concurrency > MaxConcurrency:
+		return configError("Concurrency %d must be 0 (the default) to %d", o.Concurrency, MaxConcurrency)
 	}
 	if o.WaitTime == 0 {
 		o.WaitTime = 20 * time.Second
 	}
 	if o.WaitTime < time.Second || o.WaitTime > sqsrule.MaxWaitSeconds*time.Second {
-		return bad("WaitTime %v must be 1s to 20s", o.WaitTime)
+		return configError("WaitTime %v must be 1s to 20s", o.WaitTime)
 	}
 	if o.VisibilityTimeout == 0 {
 		o.VisibilityTimeout = time.Minute
 	}
 	if o.VisibilityTimeout < time.Second || o.VisibilityTimeout > sqsrule.MaxVisibility {
-		return bad("VisibilityTimeout %v must be 1s to 12h", o.VisibilityTimeout)
+		return configError("VisibilityTimeout %v must be 1s to 12h", o.VisibilityTimeout)
 	}
-	if o.ErrorBackoff == nil {
-		o.ErrorBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 10 * time.Second}
+	if o.Concurrency == 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.ReceiveBackoff == nil {
+		o.ReceiveBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 10 * time.Second}
+	}
+	if err := backoff.Validate(o.ReceiveBackoff); err != nil {
+		return configError("ReceiveBackoff: %v", err)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Replayer{client: client, dlq: dlqURL, opts: o, policy: o.Policy.resolved()}, nil
+	return nil
 }
 
 // Report counts what a pass did.
 type Report struct {
-	Replayed, Held, Escalated, Failed, Skipped int
+	// Replayed and Escalated messages left the DLQ for their target or the
+	// operator queue.
+	Replayed, Escalated int
+	// Held messages stay in the DLQ, invisible until their replay is due.
+	Held int
+	// Waiting messages stay in the DLQ behind an earlier message of their
+	// FIFO group that did not move (held, failed, skipped, rejected).
+	Waiting int
+	// Failed messages could not be moved now (an error from SQS); they come
+	// back after the visibility timeout.
+	Failed int
+	// Skipped messages were not picked by the Filter.
+	Skipped int
+	// Rejected messages are accepted by SQS in no form (see Hooks.Rejected).
+	Rejected int
 	// Decisions lists each message's decision, in DryRun only.
 	Decisions []Decision
 }
 
 func (r *Report) add(o Report) {
 	r.Replayed += o.Replayed
-	r.Held += o.Held
 	r.Escalated += o.Escalated
+	r.Held += o.Held
+	r.Waiting += o.Waiting
 	r.Failed += o.Failed
 	r.Skipped += o.Skipped
+	r.Rejected += o.Rejected
 	r.Decisions = append(r.Decisions, o.Decisions...)
 }

@@ -116,9 +116,8 @@ func (w *world) run(t *testing.T, h *handling, fns ...func(*replay.Options)) (r 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err = replay.New(w.api, w.dlq, append([]func(*replay.Options){func(o *replay.Options) {
+	r, err = replay.New(w.api, w.dlq, w.operator, append([]func(*replay.Options){func(o *replay.Options) {
 		o.Target = w.main
-		o.OperatorQueue = w.operator
 	}}, fns...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -181,16 +180,17 @@ func TestPoisonMessageLife(t *testing.T) {
 			t.Fatalf("expect 8 handlings (2 per life), got %d", got)
 		}
 		mu.Lock()
-		if fmt.Sprint(delays) != "[20s 40s 1m20s]" {
-			t.Fatalf("expect delays 20s, 40s, 1m20s, got %v", delays)
+		if fmt.Sprint(delays) != "[10s 20s 40s]" {
+			t.Fatalf("expect delays 10s, 20s, 40s, got %v", delays)
 		}
 		mu.Unlock()
 		times := h.times("poison ✓")
-		for i, want := range []time.Duration{20, 40, 80} {
-			// Each replay arrives no earlier than its delay after the
-			// previous life began (its send).
-			if gap := times[2*i+2].Sub(times[2*i]); gap < want*time.Second {
-				t.Errorf("replay %d came %v after the previous life, before its %v delay", i+1, gap, want*time.Second)
+		for i, want := range []time.Duration{10, 20, 40} {
+			// Each life ends 5 s (the visibility timeout) after its second
+			// failed handling, when SQS moves the message to the DLQ; the
+			// replay's delay counts from there.
+			if gap := times[2*i+2].Sub(times[2*i+1]); gap < 5*time.Second+want*time.Second {
+				t.Errorf("replay %d came %v after the last failure, before the life's end and its %v delay", i+1, gap, want*time.Second)
 			}
 		}
 		m := escalated[0]
@@ -275,16 +275,60 @@ func TestReplayOptions(t *testing.T) {
 	api := sqsfake.New().Client()
 	for i, fn := range []func(*replay.Options){
 		func(o *replay.Options) {},
-		func(o *replay.Options) { o.OperatorQueue = "" },
 		func(o *replay.Options) { o.Target = "" },
 		func(o *replay.Options) { o.Sources = map[string]string{"arn": "url"} },
 		func(o *replay.Options) { o.RateLimit = -1 },
 		func(o *replay.Options) { o.WaitTime = 30 * time.Second },
 		func(o *replay.Options) { o.Policy.MaxAttempts = -1 },
 	} {
-		_, err := replay.New(api, "dlq-url", func(o *replay.Options) { o.Target, o.OperatorQueue = "main", "ops" }, fn)
+		_, err := replay.New(api, "dlq-url", "ops", func(o *replay.Options) { o.Target = "main" }, fn)
 		if (err == nil) != (i == 0) {
 			t.Errorf("case %d: unexpected %v", i, err)
 		}
 	}
+}
+
+// The default policy spaces replays by a growing delay a user watching the
+// queues can see: each replay reaches the main queue its delay after it
+// left the DLQ (the sample's rule), and each delay is at least the one
+// before (EqualJitter from 1 min: 30 s to 1 min, 1 to 2 min, 2 to 4 min).
+func TestDefaultPolicySpacesReplaysVisibly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		h := &handling{at: map[string][]time.Time{}, fail: func(string, int) bool { return true }}
+		w.send(t, "poison", "", nil)
+		var mu sync.Mutex
+		var delays []time.Duration
+		_, stop := w.run(t, h, func(o *replay.Options) {
+			o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
+				mu.Lock()
+				delays = append(delays, d.Delay)
+				mu.Unlock()
+			}
+		})
+		for len(w.receiveAll(t, w.operator)) == 0 {
+			time.Sleep(time.Second)
+		}
+		stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(delays) != 3 {
+			t.Fatalf("expect 3 replays, got %v", delays)
+		}
+		times := h.times("poison")
+		for i, d := range delays {
+			lo, hi := 30*time.Second<<i, time.Minute<<i
+			if d < lo || d > hi {
+				t.Errorf("replay %d: expect a delay of %v to %v, got %v", i+1, lo, hi, d)
+			}
+			if i > 0 && d < delays[i-1] {
+				t.Errorf("replay %d: expect at least the previous delay %v, got %v", i+1, delays[i-1], d)
+			}
+			// The life ends 5 s after its second failure (the visibility
+			// timeout), when SQS moves the message to the DLQ.
+			if gap := times[2*i+2].Sub(times[2*i+1]); gap < 5*time.Second+d || gap > 5*time.Second+d+2*time.Second {
+				t.Errorf("replay %d: expect the next life %v after the last failure, got %v", i+1, 5*time.Second+d, gap)
+			}
+		}
+	})
 }

@@ -3,7 +3,10 @@ package replay_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -64,8 +67,8 @@ func (w *world) seedDLQ(t *testing.T, body, group string, attrs map[string]types
 
 func (w *world) replayer(t *testing.T, fns ...func(*replay.Options)) *replay.Replayer {
 	t.Helper()
-	r, err := replay.New(w.api, w.dlq, append([]func(*replay.Options){func(o *replay.Options) {
-		o.Target, o.OperatorQueue = w.main, w.operator
+	r, err := replay.New(w.api, w.dlq, w.operator, append([]func(*replay.Options){func(o *replay.Options) {
+		o.Target = w.main
 		o.Policy = replay.Policy{Backoff: backoff.Constant{}}
 		o.VisibilityTimeout = 30 * time.Second
 	}}, fns...)...)
@@ -133,9 +136,8 @@ func TestRoutingBySourceAllowList(t *testing.T) {
 		}
 		w.seedDLQ(t, "from-nowhere", "", nil)
 		var reasons []replay.Reason
-		r, err := replay.New(w.api, w.dlq, func(o *replay.Options) {
+		r, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
 			o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
-			o.OperatorQueue = w.operator
 			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
 			o.Hooks.Escalated = func(_ *types.Message, d replay.Decision) { reasons = append(reasons, d.Reason) }
 		})
@@ -245,21 +247,49 @@ func TestLambdaMode(t *testing.T) {
 	})
 }
 
+// RateLimit holds with many batches in flight: in no second do more than
+// RateLimit messages leave the DLQ, and the pacing costs no more than it
+// must.
 func TestRateLimit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		w := newWorld(t, false)
-		for i := range 30 {
-			w.seedDLQ(t, "m"+string(rune('a'+i%26))+string(rune('0'+i/26)), "", nil)
-		}
-		began := time.Now()
-		rep := w.drain(t, w.replayer(t, func(o *replay.Options) { o.RateLimit = 10 }))
-		if rep.Replayed != 30 {
-			t.Fatalf("expect 30 replayed, got %+v", rep)
-		}
-		// Three batches of ten at 10 msgs/s: the second waits 1 s, the
-		// third 2 s; the closing empty poll adds its 1 s wait.
-		if took := time.Since(began); took < 2*time.Second || took > 4*time.Second {
-			t.Fatalf("expect about 2 s of pacing for 30 messages at 10/s, took %v", took)
-		}
-	})
+	for _, c := range []struct {
+		n    int
+		rate float64
+	}{{30, 10}, {200, 20}, {35, 5}} {
+		t.Run(fmt.Sprintf("%d at %v per s", c.n, c.rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				for i := range c.n {
+					w.seedDLQ(t, fmt.Sprintf("m%03d", i), "", nil)
+				}
+				var mu sync.Mutex
+				var at []time.Time
+				rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
+					o.RateLimit = c.rate
+					o.Hooks.Replayed = func(*types.Message, replay.Decision, string) {
+						mu.Lock()
+						at = append(at, time.Now())
+						mu.Unlock()
+					}
+				}))
+				if rep.Replayed != c.n {
+					t.Fatalf("expect %d replayed, got %+v", c.n, rep)
+				}
+				slices.SortFunc(at, time.Time.Compare)
+				// A token bucket of one receive: any run of replays fits the
+				// rate over its span, plus one batch.
+				batch := min(10, int(c.rate))
+				for i := range at {
+					for j := i; j < len(at); j++ {
+						if allowed := c.rate*at[j].Sub(at[i]).Seconds() + float64(batch); float64(j-i+1) > allowed {
+							t.Fatalf("expect at most %v replays from %v to %v, got %d", allowed, at[i].Sub(at[0]), at[j].Sub(at[0]), j-i+1)
+						}
+					}
+				}
+				want := time.Duration(float64((c.n-1)/batch*batch) / c.rate * float64(time.Second))
+				if took := at[len(at)-1].Sub(at[0]); took < want || took > want+time.Second {
+					t.Fatalf("expect the last replay %v after the first, got %v", want, took)
+				}
+			})
+		})
+	}
 }

@@ -79,9 +79,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(api, dlq, func(o *replay.Options) {
-		o.Target, o.OperatorQueue, o.WaitTime = main, operator, time.Second
-		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: time.Second}}
+	r, err := replay.New(api, dlq, operator, func(o *replay.Options) {
+		o.Target, o.WaitTime = main, time.Second
+		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: 2 * time.Second}}
 		o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
 			fmt.Fprintf(out, "replay %d after %v\n", d.Attempt, d.Delay)
 		}

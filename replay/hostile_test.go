@@ -1,0 +1,495 @@
+package replay_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/replay"
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+// The regression tests of issue 11: a message's attributes are input from
+// anyone who can send to the queue, and a network fails in every way. Each
+// test here failed before the fix.
+
+func metadataAttr(t *testing.T, md map[string]any) types.MessageAttributeValue {
+	t.Helper()
+	b, err := json.Marshal(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String(string(b))}
+}
+
+// takeAll receives and deletes everything visible on url, in the order the
+// queue gives it, and returns the bodies.
+func (w *world) takeAll(t *testing.T, url string) []string {
+	t.Helper()
+	var bodies []string
+	for {
+		msgs := w.receiveAll(t, url)
+		if len(msgs) == 0 {
+			return bodies
+		}
+		for _, m := range msgs {
+			bodies = append(bodies, aws.ToString(m.Body))
+			if _, err := w.api.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Defect 1: two DLQ messages whose metadata claims the same original id are
+// two messages; both reach the target.
+func TestForgedOriginalIDDoesNotDeduplicate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, true)
+		w.seedDLQ(t, "A", "g", nil)
+		time.Sleep(time.Second)
+		a := w.receiveAll(t, w.dlq)
+		if len(a) != 1 {
+			t.Fatalf("expect A in the DLQ, got %d", len(a))
+		}
+		if _, err := w.api.ChangeMessageVisibility(context.Background(), &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(w.dlq), ReceiptHandle: a[0].ReceiptHandle}); err != nil {
+			t.Fatal(err)
+		}
+		forged := metadataAttr(t, map[string]any{"id": *a[0].MessageId, "first": "2026-01-01T00:00:00Z"})
+		w.seedDLQ(t, "B", "g", map[string]types.MessageAttributeValue{replay.MetadataAttribute: forged})
+		rep := w.drain(t, w.replayer(t))
+		if rep.Replayed != 2 {
+			t.Fatalf("expect 2 replayed, got %+v", rep)
+		}
+		if got := w.takeAll(t, w.main); fmt.Sprint(got) != "[A B]" {
+			t.Fatalf("expect A and B on the target, got %v", got)
+		}
+	})
+}
+
+// Defect 2: a due time in the metadata beyond any the policy gives is not
+// obeyed: the message is not held; it is escalated with the reason.
+func TestForgedSentDelayIsNotHeld(t *testing.T) {
+	for _, fifo := range []bool{false, true} {
+		t.Run(map[bool]string{true: "fifo", false: "standard"}[fifo], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, fifo)
+				forged := metadataAttr(t, map[string]any{"id": "x", "first": "2026-01-01T00:00:00Z", "sd": 8e18})
+				w.seedDLQ(t, "far future", map[bool]string{true: "g"}[fifo], map[string]types.MessageAttributeValue{replay.MetadataAttribute: forged})
+				time.Sleep(time.Second)
+				rep := w.drain(t, w.replayer(t))
+				if rep.Held != 0 || rep.Replayed+rep.Escalated != 1 {
+					t.Fatalf("expect the message moved, not held, got %+v", rep)
+				}
+			})
+		})
+	}
+}
+
+// Defect 3a: ten messages of 200 KiB do not fit one SendMessageBatch (1 MiB).
+func TestLargeMessagesSplitIntoBatchesUnderOneMiB(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		for i := range 10 {
+			w.seedDLQ(t, fmt.Sprintf("%d%s", i, strings.Repeat("x", 200<<10)), "", nil)
+		}
+		rep := w.drain(t, w.replayer(t))
+		if rep.Replayed != 10 || rep.Failed != 0 {
+			t.Fatalf("expect 10 replayed, got %+v", rep)
+		}
+		if got := len(w.takeAll(t, w.main)); got != 10 {
+			t.Fatalf("expect 10 on the target, got %d", got)
+		}
+	})
+}
+
+func lambdaEvent(msgs []types.Message) events.SQSEvent {
+	var event events.SQSEvent
+	for _, m := range msgs {
+		rec := events.SQSMessage{MessageId: *m.MessageId, ReceiptHandle: *m.ReceiptHandle, Body: *m.Body, Attributes: m.Attributes,
+			EventSourceARN: "arn:aws:sqs:us-east-1:123456789012:dlq", MessageAttributes: map[string]events.SQSMessageAttribute{}}
+		for n, v := range m.MessageAttributes {
+			rec.MessageAttributes[n] = events.SQSMessageAttribute{DataType: *v.DataType, StringValue: v.StringValue, BinaryValue: v.BinaryValue}
+		}
+		event.Records = append(event.Records, rec)
+	}
+	return event
+}
+
+// Defect 3b: a Lambda event of 25 records is sent in batches of ten.
+func TestLambdaEventOfTwentyFiveRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		for i := range 25 {
+			w.seedDLQ(t, fmt.Sprintf("m%02d", i), "", nil)
+		}
+		var msgs []types.Message
+		for len(msgs) < 25 {
+			got := w.receiveAll(t, w.dlq)
+			if len(got) == 0 {
+				t.Fatalf("expect 25 in the DLQ, got %d", len(msgs))
+			}
+			msgs = append(msgs, got...)
+		}
+		resp, err := w.replayer(t).HandleLambda(context.Background(), lambdaEvent(msgs))
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("expect all 25 moved, got %d failures, %v", len(resp.BatchItemFailures), err)
+		}
+		if got := len(w.takeAll(t, w.main)); got != 25 {
+			t.Fatalf("expect 25 on the target, got %d", got)
+		}
+	})
+}
+
+// Defect 4a: a message too large for the replay metadata is escalated, and
+// the escalation, which cannot carry everything either, still reaches the
+// operator queue with the body intact.
+func TestTooLargeEscalationReachesTheOperator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		body := strings.Repeat("y", 1<<20-64)
+		w.seedDLQ(t, body, "", map[string]types.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("v")}})
+		rep := w.drain(t, w.replayer(t))
+		if rep.Escalated != 1 {
+			t.Fatalf("expect the message escalated, got %+v", rep)
+		}
+		got := w.receiveAll(t, w.operator)
+		if len(got) != 1 || aws.ToString(got[0].Body) != body {
+			t.Fatalf("expect the body intact on the operator queue, got %d messages", len(got))
+		}
+		time.Sleep(31 * time.Second)
+		if left := w.receiveAll(t, w.dlq); len(left) != 0 {
+			t.Fatalf("expect the DLQ empty, got %d", len(left))
+		}
+	})
+}
+
+// Defect 4b: a Lambda record whose attributes SQS refuses (a String without
+// a value) is not retried forever: it reaches the operator queue in a form
+// SQS accepts, with the reason.
+func TestUnsendableAttributesReachTheOperator(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "bad attribute", "", nil)
+		msgs := w.receiveAll(t, w.dlq)
+		event := lambdaEvent(msgs)
+		event.Records[0].MessageAttributes["empty"] = events.SQSMessageAttribute{DataType: "String"}
+		resp, err := w.replayer(t).HandleLambda(context.Background(), event)
+		if err != nil || len(resp.BatchItemFailures) != 0 {
+			t.Fatalf("expect the record moved, got %v, %v", resp.BatchItemFailures, err)
+		}
+		got := w.receiveAll(t, w.operator)
+		if len(got) != 1 || aws.ToString(got[0].Body) != "bad attribute" || metadataOf(t, got[0]).Reason == "" {
+			t.Fatalf("expect it escalated with a reason, got %v", got)
+		}
+	})
+}
+
+func seedGroup(t *testing.T, w *world, group string, n int) {
+	for i := range n {
+		w.seedDLQ(t, fmt.Sprintf("%s:%d", group, i), group, nil)
+	}
+}
+
+// Defect 5a: a send entry that fails keeps the later messages of its group
+// behind it.
+func TestFIFOEntryFailureKeepsGroupOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, true)
+		seedGroup(t, w, "g", 3)
+		w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Queue: "main.fifo", Times: 5, Entries: &sqsfake.EntryFault{Match: func(i int, _ string) bool { return i == 0 }}})
+		r := w.replayer(t)
+		w.drain(t, r)
+		time.Sleep(31 * time.Second)
+		w.drain(t, r)
+		time.Sleep(31 * time.Second)
+		w.drain(t, r)
+		if got := w.takeAll(t, w.main); fmt.Sprint(got) != "[g:0 g:1 g:2]" {
+			t.Fatalf("expect [g:0 g:1 g:2] on the target, got %v", got)
+		}
+	})
+}
+
+// Defect 5b: a Filter that skips a group's head keeps the rest of the group
+// behind it.
+func TestFIFOFilterSkippingTheHeadKeepsGroupOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, true)
+		seedGroup(t, w, "g", 3)
+		rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
+			o.Filter = func(m *types.Message) bool { return *m.Body != "g:0" }
+		}))
+		if rep.Replayed != 0 {
+			t.Fatalf("expect nothing of g replayed while g:0 stays, got %+v", rep)
+		}
+		time.Sleep(31 * time.Second)
+		w.drain(t, w.replayer(t))
+		if got := w.takeAll(t, w.main); fmt.Sprint(got) != "[g:0 g:1 g:2]" {
+			t.Fatalf("expect [g:0 g:1 g:2] on the target, got %v", got)
+		}
+	})
+}
+
+// Defect 5c: in one Drain, a held head comes back from its hold with later
+// messages of its group that this Drain has not seen: they stay behind it.
+func TestFIFODrainKeepsLaterMessagesBehindAHeldHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, true)
+		for i := range 9 {
+			w.seedDLQ(t, fmt.Sprintf("f%d", i), fmt.Sprintf("f%d", i), nil)
+		}
+		w.seedDLQ(t, "g:0", "g", counterAttrs("5"))
+		w.seedDLQ(t, "g:1", "g", nil)
+		for i := range 200 {
+			w.seedDLQ(t, fmt.Sprintf("late%03d", i), fmt.Sprintf("late%03d", i), nil)
+		}
+		time.Sleep(10 * time.Second) // every message but g:0 is due
+		w.srv.Inject(sqsfake.Fault{Latency: time.Second})
+		r := w.replayer(t, sequential(), func(o *replay.Options) {
+			o.Policy = replay.Policy{MaxAttempts: 10, Backoff: backoff.Exponential{Base: time.Second}}
+		})
+		w.drain(t, r)
+		w.srv.ClearFaults()
+		for range 3 {
+			time.Sleep(time.Minute)
+			w.drain(t, r)
+		}
+		var order []string
+		for _, b := range w.takeAll(t, w.main) {
+			if strings.HasPrefix(b, "g:") {
+				order = append(order, b)
+			}
+		}
+		if fmt.Sprint(order) != "[g:0 g:1]" {
+			t.Fatalf("expect [g:0 g:1] on the target, got %v", order)
+		}
+	})
+}
+
+// Defect 6: decorators around the strategy keep a message's delay
+// reproducible, and backoff.MaxAttempts{N: 3} inside a policy of three
+// replays allows three.
+func TestDelaysReproducibleUnderDecorators(t *testing.T) {
+	jitter := backoff.FullJitter{Base: time.Second, Cap: time.Hour}
+	for name, s := range map[string]backoff.Strategy{
+		"Capped":      backoff.Capped{S: jitter, Cap: 10 * time.Minute},
+		"MaxAttempts": backoff.MaxAttempts{S: jitter, N: 10},
+	} {
+		p := replay.Policy{MaxAttempts: 10, Backoff: s}
+		m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x"), MessageAttributes: counterAttrs("4"),
+			Attributes: map[string]string{"SentTimestamp": "1772366400000"}}
+		first := p.Decide(m, time.Now()).Delay
+		for range 4 {
+			if d := p.Decide(m, time.Now()).Delay; d != first {
+				t.Fatalf("%s: expect the same delay on every decision, got %v and %v", name, first, d)
+			}
+		}
+	}
+	p := replay.Policy{MaxAttempts: 3, Backoff: backoff.MaxAttempts{S: backoff.Constant{D: time.Second}, N: 3}}
+	for n, want := range []replay.Action{replay.Replay, replay.Replay, replay.Replay, replay.Escalate} {
+		m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x"), MessageAttributes: counterAttrs(fmt.Sprint(n))}
+		if d := p.Decide(m, time.Now()); d.Action != want {
+			t.Errorf("counter %d: expect %v, got %v (%s)", n, want, d.Action, d.Detail)
+		}
+	}
+}
+
+// throttled answers every receive with throttling and cancels after limit
+// receives, so a loop that never waits still ends.
+type throttled struct {
+	replay.API
+	n      atomic.Int64
+	limit  int64
+	cancel context.CancelFunc
+}
+
+func (a *throttled) ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if a.n.Add(1) >= a.limit {
+		a.cancel()
+	}
+	return nil, &types.RequestThrottled{Message: aws.String("slow down")}
+}
+
+// Defect 7a: a receive backoff that gives 0 or Stop (a drained Budget) does
+// not make Run spin.
+func TestRunDoesNotSpinOnAZeroOrStoppedBackoff(t *testing.T) {
+	drained, err := backoff.NewBudget(1, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drained.TryRetry()
+	for name, s := range map[string]backoff.Strategy{
+		"zero":    backoff.Constant{},
+		"drained": backoff.Budgeted{S: backoff.Constant{D: time.Second}, B: drained},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				api := &throttled{API: sqsfake.New().Client(), limit: 1000, cancel: cancel}
+				r, err := newReplayer(api, "https://sqs.us-east-1.amazonaws.com/1/dlq", "https://sqs.us-east-1.amazonaws.com/1/ops",
+					func(o *replay.Options) { o.Target = "https://sqs.us-east-1.amazonaws.com/1/main" }, receiveBackoff(s))
+				if errors.Is(err, replay.ErrConfig) {
+					return // refused up front: as good
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				began := time.Now()
+				runCtx, stop := context.WithTimeout(ctx, time.Minute)
+				defer stop()
+				if err := r.Run(runCtx); err != nil {
+					t.Fatal(err)
+				}
+				if n := api.n.Load(); n > 1000 || (n >= 100 && time.Since(began) < time.Duration(n)*50*time.Millisecond) {
+					t.Fatalf("expect receives spaced out, got %d in %v", n, time.Since(began))
+				}
+			})
+		})
+	}
+}
+
+// Defect 7b: configurations that loop are refused.
+func TestLoopingConfigurationsRefused(t *testing.T) {
+	api := sqsfake.New().Client()
+	const dlq, main, ops = "https://q/dlq", "https://q/main", "https://q/ops"
+	for name, c := range map[string]struct {
+		dlq, ops string
+		fn       func(*replay.Options)
+	}{
+		"operator is the DLQ":             {dlq, dlq, func(o *replay.Options) { o.Target = main }},
+		"operator is the target":          {dlq, ops, func(o *replay.Options) { o.Target = ops }},
+		"target is the DLQ":               {dlq, ops, func(o *replay.Options) { o.Target = dlq }},
+		"a source routes to the DLQ":      {dlq, ops, func(o *replay.Options) { o.Sources = map[string]string{"arn:aws:sqs:us-east-1:1:main": dlq} }},
+		"counter is the metadata":         {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, replay.MetadataAttribute }},
+		"rate limit NaN":                  {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.NaN() }},
+		"rate limit +Inf":                 {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.Inf(1) }},
+		"receive backoff invalid":         {dlq, ops, func(o *replay.Options) { o.Target = main; receiveBackoff(backoff.Constant{D: -1})(o) }},
+		"counter attribute reserved name": {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, "AWS.counter" }},
+	} {
+		if _, err := newReplayer(api, c.dlq, c.ops, c.fn); !errors.Is(err, replay.ErrConfig) {
+			t.Errorf("%s: expect ErrConfig, got %v", name, err)
+		}
+	}
+}
+
+// Defect 7c: a malformed counter inside the metadata escalates as
+// InvalidCounter instead of restarting the count.
+func TestMalformedCounterInMetadataEscalates(t *testing.T) {
+	for _, n := range []any{"abc", 1.5, -1, 1e12} {
+		attrs := map[string]types.MessageAttributeValue{replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "first": "2026-01-01T00:00:00Z", "n": n})}
+		m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x"), MessageAttributes: attrs}
+		if d := (replay.Policy{}).Decide(m, time.Now()); d.Action != replay.Escalate || d.Reason != replay.InvalidCounter {
+			t.Errorf("n=%v: expect InvalidCounter, got %v %q (%s)", n, d.Action, d.Reason, d.Detail)
+		}
+	}
+}
+
+// Defect 8: a delete that fails in a retryable way is retried, so the
+// message is not sent twice.
+func TestFailedDeleteIsRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "once", "", nil)
+		w.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1})
+		r := w.replayer(t)
+		w.drain(t, r)
+		time.Sleep(31 * time.Second)
+		w.drain(t, r)
+		if got := w.takeAll(t, w.main); len(got) != 1 {
+			t.Fatalf("expect one copy on the target, got %d", len(got))
+		}
+	})
+}
+
+// Defect 9: AWSTraceHeader survives replay and escalation.
+func TestTraceHeaderSurvives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		const trace = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"
+		for _, c := range []string{"0", "9"} {
+			if _, err := w.api.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(w.dlq), MessageBody: aws.String("traced " + c),
+				MessageAttributes:       counterAttrs(c),
+				MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(trace)}},
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep := w.drain(t, w.replayer(t))
+		if rep.Replayed != 1 || rep.Escalated != 1 {
+			t.Fatalf("expect one replay and one escalation, got %+v", rep)
+		}
+		for _, q := range []string{w.main, w.operator} {
+			got := w.receiveAll(t, q)
+			if len(got) != 1 || got[0].Attributes["AWSTraceHeader"] != trace {
+				t.Errorf("%s: expect the trace header kept, got %v", q, got)
+			}
+		}
+	})
+}
+
+func counterAttrs(v string) map[string]types.MessageAttributeValue {
+	return map[string]types.MessageAttributeValue{replay.DefaultCounterAttribute: {DataType: aws.String("Number"), StringValue: aws.String(v)}}
+}
+
+// A message SQS accepts in no form (a body with a character SQS refuses,
+// which only a hand-made event can carry) is rejected loudly: the hook, the
+// Report, a failure for Lambda, and a long hold in the DLQ instead of a loop.
+func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "fine", "", nil)
+		event := lambdaEvent(w.receiveAll(t, w.dlq))
+		event.Records[0].Body = "bad\x00body"
+		var rejected []error
+		r := w.replayer(t, func(o *replay.Options) {
+			o.Hooks.Rejected = func(_ *types.Message, _ replay.Decision, err error) { rejected = append(rejected, err) }
+		})
+		resp, err := r.HandleLambda(context.Background(), event)
+		if err != nil || len(resp.BatchItemFailures) != 1 {
+			t.Fatalf("expect the record reported failed, got %v, %v", resp, err)
+		}
+		if len(rejected) != 1 || !errors.Is(rejected[0], replay.ErrRejected) {
+			t.Fatalf("expect one rejection matching ErrRejected, got %v", rejected)
+		}
+		if got := w.receiveAll(t, w.operator); len(got) != 0 {
+			t.Fatalf("expect nothing sent, got %d", len(got))
+		}
+		time.Sleep(time.Hour)
+		if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+			t.Fatal("expect the message held in the DLQ, not back after its visibility timeout")
+		}
+	})
+}
+
+// A Filter that panics picks nothing; the pass goes on.
+func TestPanickingFilterPicksNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "boom", "", nil)
+		w.seedDLQ(t, "fine", "", nil)
+		rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
+			o.Filter = func(m *types.Message) bool {
+				if *m.Body == "boom" {
+					panic("filter bug")
+				}
+				return true
+			}
+		}))
+		if rep.Skipped != 1 || rep.Replayed != 1 {
+			t.Fatalf("expect one skipped and one replayed, got %+v", rep)
+		}
+	})
+}

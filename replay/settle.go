@@ -1,0 +1,136 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/sqsrule"
+)
+
+// settleAttempts bounds the tries of a delete or a hold that keeps failing
+// in a retryable way, as the consumer's deletes do.
+const settleAttempts = 5
+
+// settle deletes from the DLQ what reached its next home, and holds what
+// stays: held messages until due, rejected ones for MaxBackoff.
+func (p *pass) settle(ctx context.Context) {
+	var moved, kept []*item
+	for _, it := range p.items {
+		switch it.state {
+		case replayed, escalated:
+			moved = append(moved, it)
+		case held, rejected:
+			kept = append(kept, it)
+		}
+	}
+	if !p.lambda {
+		p.deleteMoved(ctx, moved)
+	}
+	p.hold(ctx, kept)
+}
+
+// deleteMoved deletes sent messages from the DLQ, and nothing else. A delete
+// that fails for good leaves a copy in the DLQ that a later pass sends
+// again: deduplicated on FIFO targets within 5 minutes, a duplicate on
+// standard ones.
+func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
+	for start := 0; start < len(moved); start += sqsrule.MaxBatchEntries {
+		c := moved[start:min(start+sqsrule.MaxBatchEntries, len(moved))]
+		errs := retryBatch(ctx, len(c), func(idx []int) (*[]types.BatchResultErrorEntry, error) {
+			entries := make([]types.DeleteMessageBatchRequestEntry, len(idx))
+			for j, i := range idx {
+				entries[j] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle}
+			}
+			out, err := p.r.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			if err != nil {
+				return nil, err
+			}
+			return &out.Failed, nil
+		})
+		for i, err := range errs {
+			p.r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "replay: delete from the DLQ failed; the message will be sent again",
+				slog.String("message_id", aws.ToString(c[i].msg.MessageId)), slog.Any("error", err))
+		}
+	}
+}
+
+// hold keeps messages invisible in the DLQ for their holdFor. A held
+// message whose hold fails is counted failed: it comes back when its
+// receive's visibility timeout ends, and is held again then.
+func (p *pass) hold(ctx context.Context, kept []*item) {
+	for start := 0; start < len(kept); start += sqsrule.MaxBatchEntries {
+		c := kept[start:min(start+sqsrule.MaxBatchEntries, len(kept))]
+		errs := retryBatch(ctx, len(c), func(idx []int) (*[]types.BatchResultErrorEntry, error) {
+			entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
+			for j, i := range idx {
+				entries[j] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle,
+					VisibilityTimeout: seconds(c[i].holdFor)}
+			}
+			out, err := p.r.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			if err != nil {
+				return nil, err
+			}
+			return &out.Failed, nil
+		})
+		for i, err := range errs {
+			if c[i].state == held {
+				c[i].state, c[i].err = failed, fmt.Errorf("replay: hold: %w", err)
+			}
+		}
+	}
+}
+
+// retryBatch calls a batch operation on n entries, identified by their index,
+// until each succeeded or failed for good: a call that fails in a retryable
+// way, and entries that fail without a sender fault, are tried again, up to
+// settleAttempts in all. It returns the error of each entry that did not
+// succeed.
+func retryBatch(ctx context.Context, n int, call func(idx []int) (*[]types.BatchResultErrorEntry, error)) map[int]error {
+	errs := map[int]error{}
+	todo := make([]int, n)
+	for i := range todo {
+		todo[i] = i
+	}
+	for attempt := 1; len(todo) > 0; attempt++ {
+		last := attempt == settleAttempts
+		failures, err := call(todo)
+		var again []int
+		switch {
+		case err != nil && (last || !sqserr.Transient(err)):
+			for _, i := range todo {
+				errs[i] = err
+			}
+		case err != nil:
+			again = todo
+		default:
+			for _, f := range *failures {
+				i, convErr := strconv.Atoi(aws.ToString(f.Id))
+				if convErr != nil || i < 0 || i >= n {
+					continue
+				}
+				if f.SenderFault || last {
+					errs[i] = fmt.Errorf("%s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
+				} else {
+					again = append(again, i)
+				}
+			}
+		}
+		todo = again
+		if len(todo) > 0 && !backoff.Sleep(ctx, time.Duration(attempt)*100*time.Millisecond) {
+			for _, i := range todo {
+				errs[i] = ctx.Err()
+			}
+			return errs
+		}
+	}
+	return errs
+}
