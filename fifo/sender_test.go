@@ -467,6 +467,7 @@ func TestOptionsValidation(t *testing.T) {
 		func(o *fifo.SenderOptions) { o.MaxBatchBytes = 1<<20 + 1 },
 		func(o *fifo.SenderOptions) { o.MaxMessageBytes = -1 },
 		func(o *fifo.SenderOptions) { o.SendMaxAttempts = -1 },
+		func(o *fifo.SenderOptions) { o.SendConcurrency = -1 },
 		func(o *fifo.SenderOptions) { o.SendBackoff = backoff.FullJitter{Base: -time.Second} },
 	}
 	for i, fn := range bad {
