@@ -123,6 +123,9 @@ func (q *pipeline) fill(ctx context.Context, partial bool) int {
 // travels without the rest of its group. A batch that is not full is put
 // back unless partial.
 func (q *pipeline) next(partial bool) []*prepared {
+	if !partial && !q.canFill() {
+		return nil
+	}
 	var batch []*prepared
 	bytes, full := 0, false
 	for q.ready.Len() > 0 {
@@ -135,6 +138,7 @@ func (q *pipeline) next(partial bool) []*prepared {
 		batch = append(batch, p)
 		bytes += p.size
 		if g := p.group; g != nil {
+			g.msgs[0] = nil
 			g.msgs = g.msgs[1:]
 			g.held = true
 			if !p.entryFailed && len(g.msgs) > 0 {
@@ -157,6 +161,26 @@ func (q *pipeline) next(partial bool) []*prepared {
 	return batch
 }
 
+// canFill reports whether the messages that may go could fill a batch:
+// ten of them, or more than MaxBatchBytes. It spares the Batcher forming a
+// batch on each arrival only to put it back.
+func (q *pipeline) canFill() bool {
+	n, bytes := 0, 0
+	for _, head := range q.ready.items {
+		run := []*prepared{head}
+		if g := head.group; g != nil && !head.entryFailed {
+			run = g.msgs
+		}
+		for _, p := range run {
+			n, bytes = n+1, bytes+p.size
+			if n >= sqsrule.MaxBatchEntries || bytes > q.s.opts.MaxBatchBytes {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // putBack undoes next for a batch that will not go yet.
 func (q *pipeline) putBack(batch []*prepared) {
 	for i := len(batch) - 1; i >= 0; i-- {
@@ -169,7 +193,7 @@ func (q *pipeline) putBack(batch []*prepared) {
 		if len(g.msgs) > 0 {
 			q.ready.remove(g.msgs[0])
 		}
-		g.msgs = append([]*prepared{p}, g.msgs...)
+		g.msgs = slices.Insert(g.msgs, 0, p)
 		g.held = false
 		heap.Push(&q.ready, p)
 	}
