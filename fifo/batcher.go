@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
 // BatcherOptions configure a Batcher. Zero values mean the defaults.
@@ -15,39 +13,47 @@ type BatcherOptions struct {
 	// is sent. 0 means the default, 10 ms; negative is an error. A full
 	// batch (10 entries, or the byte limit) goes at once.
 	Linger time.Duration
-	// SendConcurrency is how many SendMessageBatch calls may be in flight at
-	// once (up to 10 messages each); on FIFO queues no two share a group.
-	// 0 means the default, 4; negative is an error. At 10 ms per call, 4
-	// calls move up to 4,000 messages a second.
+	// SendConcurrency bounds the SendMessageBatch calls the Batcher keeps in
+	// flight at once, each with up to 10 messages; on FIFO queues no two of
+	// them share a group. 0 means the Sender's SendConcurrency (10 by
+	// default); negative is an error.
+	//
+	// Messages a second ≤ calls in flight × messages per call ÷ latency: at
+	// 10 ms per call, 10 calls move up to 10,000 messages a second, 4 calls
+	// 4,000. Callers bound it too: each Send waits for its result, so n
+	// callers keep at most n messages in the Batcher, and at 10 ms per call
+	// 32 callers move at most 3,200 a second whatever the bound.
+	//
+	// The Batcher counts its own calls rather than drawing on a budget it
+	// shares with the Sender's SendBatch calls: a shared budget would let
+	// one large SendBatch hold every slot and stall the Batcher's callers
+	// behind it (and the Batcher stall it in turn). It inherits the
+	// Sender's value, so one setting sizes both.
 	SendConcurrency int
 }
 
 // Batcher gathers messages from concurrent callers into SendMessageBatch
 // calls, like the AWS Java SDK's batch manager, with up to SendConcurrency
 // calls in flight. On a FIFO queue it keeps each group's order: messages of
-// one group are sent in the order their Send calls reached the Batcher, and
-// no two batches in flight share a group. When a message fails for good, the
-// messages of its group still waiting fail with GroupBlockedError (unless
-// the Sender continues groups after failures). On a standard queue nothing
-// waits for anything but a free call slot.
+// one group are sent in the order their Send calls reached the Batcher, no
+// two calls in flight share a group, and a message waiting to be retried
+// holds back only the later messages of its own group. When a message fails
+// for good, the messages of its group still waiting fail with
+// GroupBlockedError (unless the Sender continues groups after failures). On
+// a standard queue nothing waits for anything but a free call slot.
 //
-// A Batcher owns one goroutine, plus one per batch in flight; Close sends
+// A Batcher owns one goroutine, plus one per call in flight; Close sends
 // everything accepted so far and waits for all of them.
 type Batcher struct {
 	s    *Sender
 	opts BatcherOptions
 
-	requests chan *request
+	requests chan *prepared
 	closing  chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
 	ctx      context.Context // for batch calls; cancelled if Close gives up
 	cancel   context.CancelFunc
-}
-
-type request struct {
-	p    *prepared
-	done chan Result
 }
 
 // NewBatcher starts a Batcher on s. Close it to stop its goroutines.
@@ -66,10 +72,10 @@ func (s *Sender) NewBatcher(optFns ...func(*BatcherOptions)) (*Batcher, error) {
 		o.Linger = 10 * time.Millisecond
 	}
 	if o.SendConcurrency == 0 {
-		o.SendConcurrency = 4
+		o.SendConcurrency = s.opts.SendConcurrency
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := &Batcher{s: s, opts: o, requests: make(chan *request), closing: make(chan struct{}), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
+	b := &Batcher{s: s, opts: o, requests: make(chan *prepared), closing: make(chan struct{}), stopped: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go b.dispatch()
 	return b, nil
 }
@@ -82,16 +88,16 @@ func (b *Batcher) Send(ctx context.Context, m Message) (Result, error) {
 	if err != nil {
 		return Result{Err: err}, err
 	}
-	r := &request{p: p, done: make(chan Result, 1)}
+	p.reply = make(chan Result, 1)
 	select {
-	case b.requests <- r:
+	case b.requests <- p:
 	case <-b.closing:
 		return Result{Err: ErrClosed}, ErrClosed
 	case <-ctx.Done():
 		return Result{Err: ctx.Err()}, ctx.Err()
 	}
 	select {
-	case res := <-r.done:
+	case res := <-p.reply:
 		return res, res.Err
 	case <-ctx.Done():
 		return Result{Err: ctx.Err()}, ctx.Err()
@@ -115,123 +121,51 @@ func (b *Batcher) Close(ctx context.Context) error {
 	}
 }
 
-type batchDone struct {
-	batch   []*request
-	results []Result
-}
-
-// dispatch owns the pending list and the groups in flight.
+// dispatch drives the pipeline: it adds arriving messages in arrival order,
+// sends full batches at once and a partial one after Linger (or at Close),
+// and settles the calls that come back.
 func (b *Batcher) dispatch() {
 	defer close(b.stopped)
+	q := b.s.newPipeline(b.opts.SendConcurrency, false, func(p *prepared, r Result) { p.reply <- r })
 	var (
-		pending   []*request
-		inFlight  = map[string]bool{}
-		running   int
-		done      = make(chan batchDone)
-		wg        sync.WaitGroup
+		arrivals  int
 		closing   = b.closing
 		isClosing bool
 		lingered  bool
-		timer     <-chan time.Time
-		stopTimer = func() bool { return false }
+		linger    *time.Timer
+		lingerC   <-chan time.Time
+		ctxDone   = b.ctx.Done()
 	)
-	defer wg.Wait()
 	for {
-		for running < b.opts.SendConcurrency {
-			batch, rest, full := b.form(pending, inFlight)
-			if len(batch) == 0 || (!full && !lingered && !isClosing) {
-				break
-			}
-			pending = rest
+		if q.fill(b.ctx, lingered || isClosing) > 0 {
 			lingered = false
-			running++
-			for _, r := range batch {
-				if r.p.orderGroup != "" {
-					inFlight[r.p.orderGroup] = true
-				}
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				done <- batchDone{batch: batch, results: b.send(batch)}
-			}()
 		}
-		if isClosing && len(pending) == 0 && running == 0 {
-			stopTimer()
+		if isClosing && q.idle() {
+			if linger != nil {
+				linger.Stop()
+			}
+			q.stopTimer()
 			return
 		}
-		if timer == nil && len(pending) > 0 && !lingered {
-			t := time.NewTimer(b.opts.Linger)
-			timer, stopTimer = t.C, t.Stop
+		if lingerC == nil && q.queued > 0 && !lingered {
+			linger = time.NewTimer(b.opts.Linger)
+			lingerC = linger.C
 		}
 		select {
-		case r := <-b.requests:
-			pending = append(pending, r)
-		case <-timer:
-			timer, lingered = nil, true
-		case d := <-done:
-			running--
-			for i, r := range d.batch {
-				delete(inFlight, r.p.orderGroup)
-				r.done <- d.results[i]
-				if d.results[i].Err != nil && !b.s.opts.ContinueGroupAfterFailure {
-					pending = blockGroup(pending, r.p.orderGroup, d.results[i].Err)
-				}
-			}
+		case p := <-b.requests:
+			p.index = arrivals
+			arrivals++
+			q.add(p)
+		case <-lingerC:
+			lingerC, lingered = nil, true
+		case f := <-q.done:
+			q.complete(b.ctx, f)
+		case <-q.retryDue():
+			q.wake()
 		case <-closing:
 			closing, isClosing = nil, true
+		case <-ctxDone:
+			ctxDone = nil // fill abandons what is not in flight
 		}
 	}
-}
-
-// form picks the next batch from pending in arrival order, skipping groups
-// in flight and, once a group is skipped, its later messages. full reports
-// whether the batch cannot grow.
-func (b *Batcher) form(pending []*request, inFlight map[string]bool) (batch, rest []*request, full bool) {
-	skipped := map[string]bool{}
-	bytes := 0
-	for i, r := range pending {
-		g := r.p.orderGroup
-		if g != "" && (inFlight[g] || skipped[g]) {
-			skipped[g] = true
-			rest = append(rest, r)
-			continue
-		}
-		if len(batch) == sqsrule.MaxBatchEntries || bytes+r.p.size > b.s.opts.MaxBatchBytes {
-			return batch, append(rest, pending[i:]...), true
-		}
-		batch = append(batch, r)
-		bytes += r.p.size
-	}
-	return batch, rest, len(batch) == sqsrule.MaxBatchEntries
-}
-
-// send runs one batch through the Sender's batch logic.
-func (b *Batcher) send(batch []*request) []Result {
-	results := make([]Result, len(batch))
-	run := &batchRun{s: b.s, results: results}
-	for i, r := range batch {
-		p := *r.p
-		p.index = i
-		run.queue = append(run.queue, &p)
-	}
-	run.run(b.ctx)
-	return results
-}
-
-// blockGroup fails the waiting messages of a group whose message failed.
-func blockGroup(pending []*request, group string, cause error) []*request {
-	if group == "" {
-		return pending
-	}
-	kept := pending[:0]
-	for _, r := range pending {
-		if r.p.orderGroup == group {
-			err := &GroupBlockedError{GroupID: group, Index: -1, Cause: cause}
-			r.done <- Result{Err: err, DeduplicationID: r.p.dedupID}
-			continue
-		}
-		kept = append(kept, r)
-	}
-	return kept
 }

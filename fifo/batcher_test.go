@@ -189,32 +189,35 @@ func (c *concurrencyMeter) SendMessageBatch(ctx context.Context, in *sqs.SendMes
 
 // At 10 ms per call, the Batcher keeps SendConcurrency calls in flight when
 // enough groups are waiting, on FIFO and standard queues alike; on a FIFO
-// queue, one group is one call at a time.
+// queue, one group is one call at a time. 0 means the Sender's
+// SendConcurrency, 10 by default.
 func TestBatcherKeepsSeveralCallsInFlight(t *testing.T) {
 	cases := []struct {
 		queue       string
 		groups      int
-		concurrency int
+		sender      int // SenderOptions.SendConcurrency
+		concurrency int // BatcherOptions.SendConcurrency
 		peak        int
 	}{
-		{"q.fifo", 40, 0, 4},
-		{"q.fifo", 40, 2, 2},
-		{"q.fifo", 1, 0, 1},
-		{"std", 0, 0, 4},
-		{"std", 1, 0, 4}, // a fair-queue tenant orders nothing
+		{"q.fifo", 400, 0, 0, 10},
+		{"q.fifo", 400, 0, 2, 2},
+		{"q.fifo", 400, 3, 0, 3}, // the Sender's bound is the Batcher's default
+		{"q.fifo", 1, 0, 0, 1},
+		{"std", 0, 0, 0, 10},
+		{"std", 1, 0, 0, 10}, // a fair-queue tenant orders nothing
 	}
 	for _, c := range cases {
 		synctest.Test(t, func(t *testing.T) {
 			f := newBubbleFixture(t, c.queue, nil)
 			f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Latency: 10 * time.Millisecond})
 			meter := &concurrencyMeter{API: f.client}
-			s, err := fifo.NewSender(meter, f.url)
+			s, err := fifo.NewSender(meter, f.url, func(o *fifo.SenderOptions) { o.SendConcurrency = c.sender })
 			if err != nil {
 				t.Fatal(err)
 			}
 			b := newBatcher(t, s, func(o *fifo.BatcherOptions) { o.SendConcurrency = c.concurrency })
 			var wg sync.WaitGroup
-			for i := range 80 {
+			for i := range 400 {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -232,7 +235,7 @@ func TestBatcherKeepsSeveralCallsInFlight(t *testing.T) {
 				t.Fatal(err)
 			}
 			if meter.peak != c.peak {
-				t.Errorf("%s, %d groups, SendConcurrency %d: expect %d calls in flight at the peak, got %d", c.queue, c.groups, c.concurrency, c.peak, meter.peak)
+				t.Errorf("%s, %d groups, SendConcurrency %d/%d: expect %d calls in flight at the peak, got %d", c.queue, c.groups, c.sender, c.concurrency, c.peak, meter.peak)
 			}
 		})
 	}

@@ -17,19 +17,30 @@ import (
 )
 
 // BenchmarkSend compares, on sqsfake and on the fauxqs emulator, at 0 ms
-// and 10 ms added per call, in one run: one SendMessage per message (what a
-// hand-written loop does) with SendBatch and with the Batcher under 32
-// concurrent callers, for 1 and 100 groups. One op is one message; it
-// reports messages/s, API calls per message, and the send calls in flight:
-// at the peak and on average over the run.
+// and 10 ms added per call, in one run, for 1 and 100 groups: one
+// SendMessage per message (what a hand-written loop does); SendBatch with
+// one call in flight (its behaviour before it kept several) and with its
+// default SendConcurrency; the Batcher under 32 concurrent callers with 4
+// calls in flight (its former default) and with its default, and under 256
+// callers. One op is one message; it reports messages/s, API calls per
+// message, and the send calls in flight: at the peak and on average over
+// the run.
 func BenchmarkSend(b *testing.B) {
+	modes := []sendMode{
+		{name: "SendMessage-each"},
+		{name: "SendBatch-1-call", batch: true, concurrency: 1},
+		{name: "SendBatch", batch: true},
+		{name: "Batcher-32-callers-4-calls", callers: 32, concurrency: 4},
+		{name: "Batcher-32-callers", callers: 32},
+		{name: "Batcher-256-callers", callers: 256},
+	}
 	for _, name := range fauxqs.BackendNames() {
 		for _, latency := range fauxqs.Latencies() {
 			b.Run(name+"/"+fauxqs.LatencyName(latency), func(b *testing.B) {
 				be := fauxqs.OpenBackend(b, name, latency)
 				for _, groups := range []int{1, 100} {
-					for _, mode := range []string{"SendMessage-each", "SendBatch", "Batcher-32-callers"} {
-						b.Run(fmt.Sprintf("%s/groups=%d", mode, groups), func(b *testing.B) {
+					for _, mode := range modes {
+						b.Run(fmt.Sprintf("%s/groups=%d", mode.name, groups), func(b *testing.B) {
 							benchSend(b, be, mode, groups)
 						})
 					}
@@ -37,6 +48,16 @@ func BenchmarkSend(b *testing.B) {
 			})
 		}
 	}
+}
+
+// sendMode is one way to send: one SendMessage per message, SendBatch
+// (batch), or a Batcher with callers; concurrency is SendConcurrency (0:
+// the default).
+type sendMode struct {
+	name        string
+	batch       bool
+	callers     int
+	concurrency int
 }
 
 // callMeter counts the send calls in flight: the peak, and the time spent
@@ -68,7 +89,7 @@ func (c *callMeter) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBat
 	return c.API.SendMessageBatch(ctx, in, optFns...)
 }
 
-func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
+func benchSend(b *testing.B, be fauxqs.Backend, mode sendMode, groups int) {
 	ctx := context.Background()
 	q, err := be.API.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("bench-" + strconv.FormatInt(time.Now().UnixNano(), 36) + ".fifo"),
 		Attributes: map[string]string{"FifoQueue": "true"}})
@@ -76,7 +97,11 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 		b.Fatal(err)
 	}
 	meter := &callMeter{API: be.API}
-	s, err := fifo.NewSender(meter, *q.QueueUrl)
+	s, err := fifo.NewSender(meter, *q.QueueUrl, func(o *fifo.SenderOptions) {
+		if mode.batch {
+			o.SendConcurrency = mode.concurrency
+		}
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -87,14 +112,8 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	switch mode {
-	case "SendMessage-each":
-		for i := 0; i < b.N; i++ {
-			if _, err := s.Send(ctx, msg(i)); err != nil {
-				b.Fatal(err)
-			}
-		}
-	case "SendBatch":
+	switch {
+	case mode.batch:
 		const chunk = 100
 		for i := 0; i < b.N; i += chunk {
 			msgs := make([]fifo.Message, min(chunk, b.N-i))
@@ -107,14 +126,14 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 				}
 			}
 		}
-	case "Batcher-32-callers":
-		batcher, err := s.NewBatcher()
+	case mode.callers > 0:
+		batcher, err := s.NewBatcher(func(o *fifo.BatcherOptions) { o.SendConcurrency = mode.concurrency })
 		if err != nil {
 			b.Fatal(err)
 		}
 		var next atomic.Int64
 		var wg sync.WaitGroup
-		for range 32 {
+		for range mode.callers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -129,6 +148,12 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode string, groups int) {
 		wg.Wait()
 		if err := batcher.Close(ctx); err != nil {
 			b.Fatal(err)
+		}
+	default:
+		for i := 0; i < b.N; i++ {
+			if _, err := s.Send(ctx, msg(i)); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	elapsed := time.Since(start)

@@ -56,20 +56,27 @@
 // # Ordering
 //
 // SQS keeps the order of one FIFO group in the order messages arrive.
-// Sender makes them arrive in the order given: SendBatch sends its batches
-// one at a time; a Batcher (for concurrent callers) keeps arrival order per
-// group and never has two batches of one group in flight. When an entry
-// fails and is retried, later messages of its group wait for it. When one
-// fails for good, the later messages of its group in the same call (or
-// waiting in the Batcher) fail with GroupBlockedError, which names it,
-// rather than overtake it; earlier messages are unaffected. Set
-// ContinueGroupAfterFailure to send them anyway.
+// Sender makes them arrive in the order given (SendBatch) or in the order
+// Send calls reached it (Batcher): several batches are in flight at once,
+// but never two that share a group, and a group's later messages go only
+// after its earlier ones were acknowledged or failed for good. When an entry
+// fails and is retried, later messages of its group wait for it while other
+// groups go on. When one fails for good, the later messages of its group in
+// the same call (or waiting in the Batcher) fail with GroupBlockedError,
+// which names it, rather than overtake it; earlier messages are unaffected.
+// Set ContinueGroupAfterFailure to send them anyway.
 //
 // One case cannot be prevented: SQS may accept a later entry of a group from
 // the same batch while failing an earlier one. The earlier message is then
 // retried and delivered after it (nothing is lost), and its Result says
 // Reordered. Groups of one message per batch avoid this at the cost of
 // throughput.
+//
+// A lost acknowledgement of a batch in which SQS failed an earlier entry of
+// a group and stored a later one cannot be told apart from a batch it
+// stored whole: the retry then stores the earlier one behind the later one,
+// and nothing says Reordered. Groups of one message per batch avoid this
+// too.
 //
 // Standard queues keep no order: GroupID there names a fair-queue tenant,
 // and no message waits for or is blocked by another.
@@ -109,10 +116,16 @@
 // # Concurrency
 //
 // Sender and Receiver are safe for concurrent use (give each poller its own
-// Receiver). A Batcher owns a goroutine and one per call in flight (up to
-// SendConcurrency, 4 by default); Close sends what it accepted and waits for
-// them. SendBatch makes one call at a time; for several calls in flight,
-// use a Batcher.
+// Receiver). An SQS call takes 5 to 20 ms, so throughput comes from calls in
+// flight: messages a second ≤ calls in flight × messages per call ÷
+// latency. SendBatch keeps up to SenderOptions.SendConcurrency calls in
+// flight (10 by default: up to 10,000 messages a second at 10 ms per call),
+// each on a goroutine it joins before it returns; on FIFO queues only as
+// many as there are groups with messages to send, so throughput there comes
+// from many groups. A Batcher owns a goroutine and one per call in flight
+// (up to BatcherOptions.SendConcurrency, by default the Sender's); Close
+// sends what it accepted and waits for them. Each SendBatch call and each
+// Batcher has its own bound; concurrent callers add up. Send makes one call.
 //
 // # Testing
 //

@@ -100,12 +100,30 @@ type SenderOptions struct {
 	// FIFO queues only.
 	DedupWindow time.Duration
 	// MaxBatchBytes bounds one SendMessageBatch, in bytes. Default and
-	// maximum 1 MiB.
+	// maximum 1 MiB. A message larger than it (up to MaxMessageBytes) goes
+	// in a batch of its own.
 	MaxBatchBytes int
 	// MaxMessageBytes bounds one message, body and attributes, in bytes. Set
 	// it to the queue's MaximumMessageSize if lower. Default and maximum
 	// 1 MiB.
 	MaxMessageBytes int
+	// SendConcurrency bounds the SendMessageBatch calls one SendBatch call
+	// keeps in flight at once, each with up to 10 messages; on FIFO queues
+	// no two of them share a group. 0 means the default, 10; negative is an
+	// error. It is also the default of BatcherOptions.SendConcurrency.
+	//
+	// Throughput is at most calls in flight × messages per call ÷ latency:
+	// at 10 ms per call, 10 calls of 10 messages move up to 10,000 messages
+	// a second, where one call at a time stops near 1,000. On FIFO queues
+	// only as many calls can be in flight as there are groups with messages
+	// waiting: one group is one call at a time. The bound is per SendBatch
+	// call (and per Batcher), not per Sender: concurrent callers each have
+	// their own. The default matches the idle connections per host that the
+	// SDK's default HTTP client keeps (10), so calls reuse connections. A
+	// FIFO queue without high throughput mode accepts 300 calls a second per
+	// action: at 10 ms, 3 calls in flight reach that, and more are throttled
+	// and retried after SendBackoff.
+	SendConcurrency int
 	// ContinueGroupAfterFailure sends later messages of a FIFO group even
 	// after an earlier one failed for good. Default false: they fail with
 	// GroupBlockedError, so the group's order holds.
@@ -117,6 +135,7 @@ type SenderOptions struct {
 const (
 	defaultStandardMaxAttempts = 3
 	defaultFIFOMaxAttempts     = 10
+	defaultSendConcurrency     = 10
 )
 
 // Sender sends messages to one queue, FIFO or standard. It is safe for
@@ -175,6 +194,12 @@ func resolveOptions(o *SenderOptions, isFIFO bool) error {
 	case o.DedupWindow < 0 || o.DedupWindow > sqsrule.DedupWindow:
 		return fmt.Errorf("%w: DedupWindow %v must be in (0, 5m]", ErrConfig, o.DedupWindow)
 	}
+	switch {
+	case o.SendConcurrency < 0:
+		return fmt.Errorf("%w: SendConcurrency %d is negative", ErrConfig, o.SendConcurrency)
+	case o.SendConcurrency == 0:
+		o.SendConcurrency = defaultSendConcurrency
+	}
 	var err error
 	if o.MaxBatchBytes, err = byteLimit("MaxBatchBytes", o.MaxBatchBytes); err != nil {
 		return err
@@ -198,8 +223,11 @@ func byteLimit(name string, v int) (int, error) {
 	return v, nil
 }
 
-// prepared is a validated message with its group and dedup id fixed.
+// prepared is a validated message with its group and dedup id fixed, and
+// its progress through a pipeline.
 type prepared struct {
+	// index orders the messages: the position in the SendBatch call, or the
+	// arrival order in a Batcher.
 	index   int
 	msg     *Message
 	groupID string
@@ -214,6 +242,17 @@ type prepared struct {
 	// entryFailed: SQS failed this entry on its own, so a resend keeps
 	// later messages of its group out of the same batch.
 	entryFailed bool
+	// reordered: SQS accepted a later message of the group from a batch in
+	// which this one failed.
+	reordered bool
+
+	group      *group        // its FIFO group in the pipeline; nil on standard queues
+	heapIndex  int           // position in the pipeline heap that holds it
+	readyAt    time.Time     // when a retry may go
+	retryCause error         // the failure it waits to retry; nil otherwise
+	lastDelay  time.Duration // the last SendBackoff delay it waited
+	err        error         // its final error, once it failed
+	reply      chan Result   // where a Batcher sends its Result
 }
 
 // result is p's Result so far, without the outcome.

@@ -370,8 +370,15 @@ func TestPermanentEntryFailureBlocksItsGroup(t *testing.T) {
 			Code: "InvalidParameterValue", SenderFault: true, Match: func(i int, _ string) bool { return i == 0 },
 		}})
 		// a2 travels in the same batch; with the group blocked it must not be
-		// sent in a later batch either, so force one entry per batch.
-		results := f.sender(t, func(o *fifo.SenderOptions) { o.ContinueGroupAfterFailure = cont; o.MaxBatchBytes = 2 }).SendBatch(context.Background(), msgs)
+		// sent in a later batch either, so force one entry per batch. The
+		// fault fails the first call, so calls go one at a time here;
+		// TestSendBatchPermanentFailureBlocksOnlyItsGroupUnderConcurrency
+		// covers the same with calls in flight together.
+		results := f.sender(t, func(o *fifo.SenderOptions) {
+			o.ContinueGroupAfterFailure = cont
+			o.MaxBatchBytes = 2
+			o.SendConcurrency = 1
+		}).SendBatch(context.Background(), msgs)
 		var entry *fifo.EntryError
 		if !errors.As(results[0].Err, &entry) || !entry.SenderFault {
 			t.Fatalf("continue=%v: expect a1 to fail with an EntryError, got %v", cont, results[0].Err)
@@ -460,6 +467,7 @@ func TestOptionsValidation(t *testing.T) {
 		func(o *fifo.SenderOptions) { o.MaxBatchBytes = 1<<20 + 1 },
 		func(o *fifo.SenderOptions) { o.MaxMessageBytes = -1 },
 		func(o *fifo.SenderOptions) { o.SendMaxAttempts = -1 },
+		func(o *fifo.SenderOptions) { o.SendConcurrency = -1 },
 		func(o *fifo.SenderOptions) { o.SendBackoff = backoff.FullJitter{Base: -time.Second} },
 	}
 	for i, fn := range bad {
