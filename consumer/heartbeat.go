@@ -58,9 +58,11 @@ func (r *run) extend(now time.Time) {
 		due = append(due, visChange{t: t, kind: changeExtend, seconds: int32(next / time.Second)})
 	}
 	r.mu.Unlock()
+	r.set.plug()
 	for _, c := range due {
 		r.set.change(c)
 	}
+	r.set.unplug()
 }
 
 // extended ends an extension sent at sent with handle: on success the

@@ -124,6 +124,9 @@ func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
 		case r.pollDone:
 			return 0, 0, false
 		case idx >= r.recv.target:
+			// A place freed while this receiver waited for one is for
+			// another: pass the wake-up on.
+			r.placeCond.Signal()
 			r.turnCond.Wait()
 			continue
 		}

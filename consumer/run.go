@@ -270,6 +270,8 @@ var ErrShutdownTimeout = errors.New("consumer: handler cancelled at the shutdown
 // settle gives up messages the consumer will not handle, or will not wait
 // for: each fails with cause and is released, visible at once.
 func (r *run) settle(ts []*inflight, cause error) {
+	r.set.plug()
+	defer r.set.unplug()
 	for _, t := range ts {
 		r.finish(t, cause, 0, false)
 	}

@@ -66,6 +66,7 @@ type settler struct {
 	lingering bool
 	lingerEnd bool // the oldest pending delete has waited DeleteLinger
 	flushAll  bool // draining: partial batches go at once
+	plugs     int  // callers queueing several changes: partial batches wait for them
 	timer     *time.Timer
 }
 
@@ -89,6 +90,22 @@ func (s *settler) delete(t *inflight) {
 func (s *settler) change(c visChange) {
 	s.mu.Lock()
 	s.changes = append(s.changes, c)
+	s.pumpLocked()
+	s.mu.Unlock()
+}
+
+// plug holds partial batches of visibility changes back until unplug, so a
+// caller that queues several (a shutdown, a heartbeat, a failed group) has
+// them sent ten to a call.
+func (s *settler) plug() {
+	s.mu.Lock()
+	s.plugs++
+	s.mu.Unlock()
+}
+
+func (s *settler) unplug() {
+	s.mu.Lock()
+	s.plugs--
 	s.pumpLocked()
 	s.mu.Unlock()
 }
@@ -132,7 +149,7 @@ func (s *settler) drain() {
 func (s *settler) pumpLocked() {
 	for s.calls < s.limit {
 		switch {
-		case len(s.changes) > 0:
+		case len(s.changes) >= sqsrule.MaxBatchEntries || (len(s.changes) > 0 && s.plugs == 0):
 			batch := takeFront(&s.changes)
 			s.calls++
 			go s.sendChanges(batch)

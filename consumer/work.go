@@ -150,6 +150,10 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	if !stopped {
 		return // the timer failed them
 	}
+	if len(unit) > 1 {
+		r.set.plug()
+		defer r.set.unplug()
+	}
 	for i, t := range unit {
 		r.finish(t, errs[i], took, true)
 	}
@@ -172,6 +176,8 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 
 // settleAll fails every message of a unit with err.
 func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
+	r.set.plug()
+	defer r.set.unplug()
 	for _, t := range unit {
 		r.finish(t, err, took, true)
 	}
@@ -239,6 +245,10 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		r.busy.Add(-1)
 	}
 
+	if len(gaveUp) > 0 {
+		r.set.plug()
+		defer r.set.unplug()
+	}
 	switch {
 	case err == nil:
 		r.c.stats.handled.Add(1)
