@@ -114,8 +114,8 @@ func receiveWait(it *backoff.Iterator) (d time.Duration) {
 //
 // A receive needs idx < target, fewer than Concurrency messages already
 // waiting for a handler, and places: ten, or fewer when that is all there
-// is and no message is waiting (so idle handlers are fed at once, while
-// under load receives come back full).
+// is, no message is waiting and no other receive is on its way (so idle
+// handlers are fed at once, while under load receives come back full).
 func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -136,7 +136,7 @@ func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
 		case waiting >= r.o.Concurrency:
 		case free >= sqsrule.MaxReceiveMessages:
 			n = sqsrule.MaxReceiveMessages
-		case free > 0 && waiting == 0:
+		case free > 0 && waiting == 0 && r.reserved == 0:
 			n = free
 		}
 		if n == 0 {

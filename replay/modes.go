@@ -105,7 +105,7 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	if err != nil {
 		return events.SQSEventResponse{}, err
 	}
-	return l.Handle(ctx, event)
+	return l.Handle(ctx, consumer.Event(event))
 }
 
 var (
