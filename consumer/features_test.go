@@ -524,3 +524,24 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 		t.Fatalf("expect no change on standard queues, got %v", d)
 	}
 }
+
+// NewBatchLambda on a FIFO source: a message after a failure of its group
+// is reported failed even if the handler said it was done.
+func TestBatchLambdaFIFOHoldsBackAfterAFailure(t *testing.T) {
+	l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+		errs := make([]error, len(msgs))
+		for i, m := range msgs {
+			if m.Body == "a2" {
+				errs[i] = errors.New("a2 fails")
+			}
+		}
+		return errs
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3"))
+	if err != nil || failedIDs(resp) != "id-1,id-3" {
+		t.Fatalf("expect a2 and a3 reported, got %q, %v", failedIDs(resp), err)
+	}
+}

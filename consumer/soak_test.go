@@ -67,13 +67,12 @@ func (c *chaosClient) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAt
 
 // soakLedger checks the soak's invariants as events happen.
 type soakLedger struct {
-	mu          sync.Mutex
-	sent        map[string][]string // group → bodies in send order
-	firstOK     map[string][]string // group → bodies in order of first success
-	succeeded   map[string]bool
-	deleted     map[string]bool // message id → a Deleted hook fired
-	violations  []string
-	maxInFlight int64
+	mu         sync.Mutex
+	sent       map[string][]string // group → bodies in send order
+	firstOK    map[string][]string // group → bodies in order of first success
+	succeeded  map[string]bool
+	deleted    map[string]bool // message id → a Deleted hook fired
+	violations []string
 }
 
 func (l *soakLedger) violate(format string, args ...any) {
