@@ -381,15 +381,19 @@ func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
 	t.Run("HeartbeatInterval too long for the queue's visibility", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			q := newQueue(t, "short", map[string]string{"VisibilityTimeout": "20"})
-			c, err := New(q.client, q.url, h, func(o *Options) { o.HeartbeatInterval = 25 * time.Second })
+			q.send(t, "", "m")
+			var handled atomic.Int64
+			c, err := New(q.client, q.url, func(context.Context, *Message) error { handled.Add(1); return nil }, func(o *Options) {
+				o.HeartbeatInterval = 25 * time.Second
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := c.Run(context.Background()); !errors.Is(err, ErrConfig) {
 				t.Fatalf("expect Run to refuse it with ErrConfig, got %v", err)
 			}
-			if n := q.srv.Calls().Op["ReceiveMessage"]; n != 0 {
-				t.Fatalf("expect no receive, got %d", n)
+			if v, _ := q.counts(t); v != 1 || handled.Load() != 0 {
+				t.Fatalf("expect the message left unhandled and visible, got %d visible, %d handled", v, handled.Load())
 			}
 		})
 	})

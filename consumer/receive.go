@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -42,11 +43,17 @@ func (r *run) receive(ctx context.Context, idx int) {
 		if !ok {
 			return
 		}
+		var vis int32 // the queue's default, until read
+		select {
+		case <-r.visKnown:
+			vis = int32(r.o.VisibilityTimeout / time.Second)
+		default:
+		}
 		for {
 			out, err := recv.Receive(ctx, &sqs.ReceiveMessageInput{
 				MaxNumberOfMessages:         int32(n),
 				WaitTimeSeconds:             int32(wait / time.Second),
-				VisibilityTimeout:           int32(r.o.VisibilityTimeout / time.Second),
+				VisibilityTimeout:           vis,
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
 			})
@@ -183,6 +190,14 @@ func (r *run) receiveFailed() {
 // beyond the free places (a retried FIFO attempt can return more than was
 // asked) are released at once, untouched, and never counted.
 func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
+	<-r.visKnown // the first receive can return before the queue's visibility is read
+	if r.visErr != nil {
+		r.unreserve(asked)
+		for i := range sdkMsgs {
+			r.set.change(visChange{handle: aws.ToString(sdkMsgs[i].ReceiptHandle), kind: changeExcess})
+		}
+		return
+	}
 	vis := r.o.VisibilityTimeout
 	var fresh []*inflight
 	var excess []string

@@ -75,6 +75,8 @@ type run struct {
 	turnCond  *sync.Cond             // receivers above the target wait for their turn
 	recv      receiveState
 	guard     fifoGuard
+	visKnown  chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
+	visErr    error         // set before visKnown closes: they could not be
 
 	busy     atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
 	workers  sync.WaitGroup
@@ -85,9 +87,10 @@ type run struct {
 
 // Run receives and handles messages until ctx is done or a call fails for
 // good (the queue does not exist, access is denied), whose error it
-// returns. When Options.VisibilityTimeout is unset it first reads the
-// queue's with GetQueueAttributes (an invalid HeartbeatInterval for it
-// returns ErrConfig). On the way out it stops receiving, releases at once
+// returns. When Options.VisibilityTimeout is unset it reads the queue's
+// with GetQueueAttributes, while the first receive is on its way; a
+// HeartbeatInterval that does not fit it ends Run with ErrConfig, and what
+// was received is released. On the way out it stops receiving, releases at once
 // every message not started, lets running handlers finish for up to
 // ShutdownTimeout (then cancels them and releases their messages), keeps
 // their visibility extended, flushes deletes and releases, and returns.
@@ -97,19 +100,6 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	defer c.running.Store(false)
 	o := c.opts
-	if o.VisibilityTimeout == 0 {
-		vis, err := c.queueVisibility(ctx)
-		if err != nil {
-			return err
-		}
-		if vis == 0 {
-			return nil // ctx ended first
-		}
-		if err := resolveVisibility(&o, vis); err != nil {
-			return err
-		}
-	}
-
 	apiCtx, apiCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer apiCancel()
 	hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -124,6 +114,14 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
+	r.visKnown = make(chan struct{})
+	if o.VisibilityTimeout != 0 {
+		close(r.visKnown)
+	} else {
+		// Read in parallel with the first receive, which leaves the
+		// visibility to the queue's default meanwhile: a round trip saved.
+		go r.readVisibility(pollCtx)
+	}
 
 	for range o.Concurrency {
 		r.workers.Add(1)
@@ -131,7 +129,17 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 	heartbeatStop := make(chan struct{})
 	heartbeatDone := make(chan struct{})
-	go func() { defer close(heartbeatDone); r.heartbeat(heartbeatStop) }()
+	go func() {
+		defer close(heartbeatDone)
+		select {
+		case <-r.visKnown:
+		case <-heartbeatStop:
+			return
+		}
+		if r.visErr == nil {
+			r.heartbeat(heartbeatStop)
+		}
+	}()
 	stopWaking := context.AfterFunc(pollCtx, r.endReceiving)
 	defer stopWaking()
 	var receivers sync.WaitGroup
@@ -139,7 +147,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		receivers.Add(1)
 		go func() { defer receivers.Done(); r.receive(pollCtx, i) }()
 	}
-	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: started", slog.String("queue", c.queueURL), slog.Duration("visibility_timeout", o.VisibilityTimeout))
+	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: started", slog.String("queue", c.queueURL))
 
 	<-pollCtx.Done()
 	receivers.Wait()
@@ -147,10 +155,29 @@ func (c *Consumer) Run(ctx context.Context) error {
 	close(heartbeatStop)
 	<-heartbeatDone
 	r.set.drain() // what the last beat asked for
+	<-r.visKnown
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
 	return r.fatal
+}
+
+// readVisibility sets the visibility timeout from the queue, and the
+// heartbeat from it, then closes visKnown; on failure it ends Run.
+func (r *run) readVisibility(ctx context.Context) {
+	defer close(r.visKnown)
+	vis, err := r.c.queueVisibility(ctx)
+	if err == nil && vis == 0 {
+		err = ctx.Err() // Run ended first
+	} else if err == nil {
+		err = resolveVisibility(r.o, vis)
+		if err == nil {
+			r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: visibility timeout from the queue", slog.Duration("visibility_timeout", vis))
+			return
+		}
+	}
+	r.visErr = err
+	r.stop(err)
 }
 
 // queueVisibility reads the queue's VisibilityTimeout, retrying transient
