@@ -206,19 +206,22 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	r.adaptLocked(asked, len(sdkMsgs))
 	capacity := r.freeLocked()
 	for i := range sdkMsgs {
-		m := fromSDK(sdkMsgs[i])
-		if t, held := r.tracked[m.ID]; held {
-			t.handle, t.received, t.visibleUntil = m.ReceiptHandle, now, now.Add(vis)
-			r.log.LogAttrs(r.apiCtx, slog.LevelDebug, "consumer: redelivered while held; using the new receipt handle", slog.String("message_id", m.ID))
+		sm := &sdkMsgs[i]
+		id, handle := aws.ToString(sm.MessageId), aws.ToString(sm.ReceiptHandle)
+		if t, held := r.tracked[id]; held {
+			t.handle, t.received, t.visibleUntil = handle, now, now.Add(vis)
+			r.log.LogAttrs(r.apiCtx, slog.LevelDebug, "consumer: redelivered while held; using the new receipt handle", slog.String("message_id", id))
 			continue
 		}
 		if capacity == 0 {
-			excess = append(excess, m.ReceiptHandle)
+			excess = append(excess, handle)
 			continue
 		}
 		capacity--
-		t := &inflight{msg: m, handle: m.ReceiptHandle, received: now, visibleUntil: now.Add(vis)}
-		r.tracked[m.ID] = t
+		t := &inflight{handle: handle, received: now, visibleUntil: now.Add(vis)}
+		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: sm.MessageAttributes}
+		t.msg = &t.message
+		r.tracked[id] = t
 		fresh = append(fresh, t)
 	}
 	r.guard.received(idx, fresh)

@@ -35,7 +35,8 @@ const (
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg          *Message
+	msg          *Message  // &message, or the Message a test made
+	message      Message   // in the same allocation
 	handle       string    // the latest receipt handle
 	received     time.Time // the latest receive, for the 12-hour cap
 	visibleUntil time.Time
