@@ -110,13 +110,13 @@
 // Throughput. A message is held for at least two round trips (its receive
 // and its delete), so messages/s ≤ MaxInFlight ÷ hold time, and each call
 // moves at most ten: receives in flight × 10 ÷ latency. The defaults
-// (MaxReceiveConcurrency and DeleteConcurrency 16, MaxInFlight Concurrency +
-// 320) move about 16,000 messages/s at 10 ms per call with a no-op handler,
-// at about 0.2 calls per message. That is 32 calls in flight: the SDK's
-// default HTTP client keeps only 10 idle connections per host and opens new
-// ones beyond that (with TLS, a handshake each); for high throughput give
-// the client a transport with MaxIdleConnsPerHost ≥ MaxReceiveConcurrency +
-// DeleteConcurrency.
+// (MaxReceiveConcurrency and DeleteConcurrency 24, MaxInFlight Concurrency +
+// 480) allow about 24,000 messages/s at 10 ms per call with a no-op
+// handler, at about 0.2 calls per message (BENCHMARKS.md has measurements).
+// That is up to 48 calls in flight: the SDK's default HTTP client keeps
+// only 10 idle connections per host and opens new ones beyond that (with
+// TLS, a handshake each); for high throughput give the client a transport
+// with MaxIdleConnsPerHost ≥ MaxReceiveConcurrency + DeleteConcurrency.
 //
 // Visibility. VisibilityTimeout defaults to the queue's own, read once per
 // Run with GetQueueAttributes. Every held message's visibility — waiting,

@@ -83,10 +83,10 @@ func TestDefaultsSizeMaxInFlightForTheCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := c.opts
-	if o.ReceiveConcurrency != 1 || o.MaxReceiveConcurrency != 16 || o.DeleteConcurrency != 16 {
+	if o.ReceiveConcurrency != 1 || o.MaxReceiveConcurrency != 24 || o.DeleteConcurrency != 24 {
 		t.Fatalf("unexpected concurrency defaults %+v", o)
 	}
-	if want := 32 + 10*(16+16); o.MaxInFlight != want {
+	if want := 32 + 10*(24+24); o.MaxInFlight != want {
 		t.Fatalf("expect MaxInFlight %d, got %d", want, o.MaxInFlight)
 	}
 	if o.HandlerTimeout != 15*time.Minute || o.DeleteLinger != 10*time.Millisecond || o.VisibilityTimeout != 0 {
@@ -113,13 +113,13 @@ func TestReceivesAdaptToBacklogAndIdle(t *testing.T) {
 		began := time.Now()
 		until(t, "3000 deletes", func() bool { return c.Stats().Deleted == 3000 })
 		took := time.Since(began)
-		if r := spy.peak("ReceiveMessage"); r < 8 || r > 16 {
-			t.Errorf("expect receives to grow toward 16 in flight, peaked at %d", r)
+		if r := spy.peak("ReceiveMessage"); r < 12 || r > 24 {
+			t.Errorf("expect receives to grow toward 24 in flight, peaked at %d", r)
 		}
-		if d := spy.peak("DeleteMessageBatch"); d < 4 || d > 16 {
-			t.Errorf("expect up to 16 concurrent deletes, peaked at %d", d)
+		if d := spy.peak("DeleteMessageBatch"); d < 6 || d > 24 {
+			t.Errorf("expect up to 24 concurrent deletes, peaked at %d", d)
 		}
-		// 3,000 messages at ten per call and 16 calls in flight each way
+		// 3,000 messages at ten per call and 24 calls in flight each way
 		// take about 20 round trips; one call at a time would take 600.
 		if took > time.Second {
 			t.Errorf("expect the backlog drained in well under a second of fake time, took %v", took)
