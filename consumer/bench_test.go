@@ -27,15 +27,18 @@ import (
 func BenchmarkConsume(b *testing.B) {
 	for _, name := range fauxqs.BackendNames() {
 		b.Run(name, func(b *testing.B) {
+			open := backends(b, name)
+			// Every row, unmeasured, on the backend all latencies share, so
+			// that none pays for a cold emulator: Node compiles the paths
+			// each one uses as it goes, and needs about 10,000 messages.
+			warm := open(0)
+			for _, c := range consumers() {
+				n := warmUp(c.Name)
+				c.Run(b, warm.API, warm.Queue(b, n), n)()
+			}
 			for _, latency := range fauxqs.Latencies() {
 				b.Run(fauxqs.LatencyName(latency), func(b *testing.B) {
-					be := fauxqs.OpenBackend(b, name, latency)
-					// Every row once, unmeasured, so that none pays for a
-					// cold emulator: Node compiles the paths each one uses
-					// as it goes.
-					for _, c := range consumers() {
-						c.Run(b, be.API, be.Queue(b, warmUp), warmUp)()
-					}
+					be := open(latency)
 					for _, c := range consumers() {
 						b.Run(c.Name, func(b *testing.B) { measureConsume(b, be, c.Run) })
 					}
@@ -43,6 +46,25 @@ func BenchmarkConsume(b *testing.B) {
 			}
 		})
 	}
+}
+
+// backends returns a function that gives the named backend with a latency
+// added to every call; with fauxqs, all share one emulator.
+func backends(b *testing.B, name string) func(time.Duration) fauxqs.Backend {
+	if name != "fauxqs" {
+		return func(latency time.Duration) fauxqs.Backend { return fauxqs.OpenBackend(b, name, latency) }
+	}
+	emu := fauxqs.StartT(b)
+	return emu.Backend
+}
+
+// warmUp is how many messages a row drains before any is measured: the
+// naive loop's calls are the ones the others make, one at a time.
+func warmUp(row string) int {
+	if row == "naive-loop" {
+		return 500
+	}
+	return 6000
 }
 
 // consumeRow is one way to drain a queue: Run handles n messages of url and
@@ -61,9 +83,6 @@ func consumers() []consumeRow {
 		{"naive-loop", runNaiveLoop},
 	}
 }
-
-// warmUp is how many messages each row drains before any is measured.
-const warmUp = 1000
 
 // measureConsume loads b.N messages, drains them with run and reports
 // msgs/s, calls/msg, B/msg and allocs/msg.
