@@ -551,3 +551,32 @@ func TestBatchLambdaFIFOHoldsBackAfterAFailure(t *testing.T) {
 		t.Fatalf("expect a2 and a3 reported, got %q, %v", failedIDs(resp), err)
 	}
 }
+
+// stuckAttributes never answers GetQueueAttributes before its ctx ends.
+type stuckAttributes struct{ API }
+
+func (stuckAttributes) GetQueueAttributes(ctx context.Context, _ *sqs.GetQueueAttributesInput, _ ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Run cancelled while it still reads the queue's visibility returns nil,
+// like any cancelled Run, and leaves what it received visible.
+func TestCancelWhileReadingVisibility(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "m")
+		c, err := New(stuckAttributes{f.client}, f.url, func(context.Context, *Message) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if err := c.Run(ctx); err != nil {
+			t.Fatalf("expect nil from a cancelled Run, got %v", err)
+		}
+		if v, _ := f.counts(t); v != 1 || c.Stats().InFlight != 0 {
+			t.Fatalf("expect the message visible and nothing held, got %d visible, %+v", v, c.Stats())
+		}
+	})
+}

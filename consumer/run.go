@@ -169,8 +169,10 @@ func (r *run) readVisibility(ctx context.Context) {
 	defer close(r.visKnown)
 	vis, err := r.c.queueVisibility(ctx)
 	if err == nil && vis == 0 {
-		err = ctx.Err() // Run ended first
-	} else if err == nil {
+		r.visErr = ctx.Err() // Run ended first: not an error of Run
+		return
+	}
+	if err == nil {
 		err = resolveVisibility(r.o, vis)
 		if err == nil {
 			r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: visibility timeout from the queue", slog.Duration("visibility_timeout", vis))
