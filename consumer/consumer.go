@@ -1,17 +1,12 @@
 package consumer
 
 import (
-	"cmp"
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 	"sync/atomic"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -20,6 +15,9 @@ type API interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
 	ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error)
+	// GetQueueAttributes reads the queue's VisibilityTimeout once per Run,
+	// when Options.VisibilityTimeout is unset.
+	GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error)
 }
 
 var _ API = (*sqs.Client)(nil)
@@ -29,9 +27,9 @@ type FailurePolicy int
 
 const (
 	// RetryWithBackoff makes the message visible again after a delay from
-	// Options.Retry, keyed by its ApproximateReceiveCount: retries in place
-	// spread out, until SQS's redrive policy moves it to a dead-letter queue.
-	// The default.
+	// Options.RedeliveryBackoff, keyed by its ApproximateReceiveCount:
+	// retries in place spread out, until SQS's redrive policy moves it to a
+	// dead-letter queue. The default.
 	RetryWithBackoff FailurePolicy = iota
 	// ReleaseNow makes the message visible at once.
 	ReleaseNow
@@ -40,60 +38,14 @@ const (
 	LeaveToTimeout
 )
 
-// Options configure a Consumer. Zero values mean the defaults.
-type Options struct {
-	// Handler handles each message. Required.
-	Handler Handler
-	// Concurrency is how many handlers run at once. Default 10.
-	Concurrency int
-	// MaxInFlight bounds the messages held at once: received, waiting for a
-	// handler, running, or awaiting delete. Pollers receive only for free
-	// places. Default 2 × Concurrency; at least Concurrency.
-	MaxInFlight int
-	// Pollers is how many receive loops run. Default 1.
-	Pollers int
-	// WaitTime is the long-poll wait, 1 s to 20 s. Default 20 s.
-	WaitTime time.Duration
-	// VisibilityTimeout is asked for on receive and on every extension,
-	// 1 s to 12 h, whole seconds. Default 30 s.
-	VisibilityTimeout time.Duration
-	// HeartbeatInterval is how often visibility is checked and extended;
-	// messages with less than VisibilityTimeout − HeartbeatInterval left are
-	// extended. Must be shorter than VisibilityTimeout. Default a third of it.
-	HeartbeatInterval time.Duration
-	// MaxExtension caps how long after a receive a message may be kept
-	// invisible. Default and maximum 12 h (SQS's cap).
-	MaxExtension time.Duration
-	// OnFailure is the failure policy. Default RetryWithBackoff.
-	OnFailure FailurePolicy
-	// Retry gives RetryWithBackoff's delay for attempt ReceiveCount−1.
-	// Default EqualJitter, 1 s base, 5 min cap.
-	Retry backoff.Strategy
-	// ReceiveBackoff spaces receives after errors. Default FullJitter,
-	// 100 ms base, 10 s cap.
-	ReceiveBackoff backoff.Strategy
-	// DeleteFlushInterval is how long a successful message waits for nine
-	// others before its delete batch is sent. Default 100 ms.
-	DeleteFlushInterval time.Duration
-	// ShutdownTimeout is how long running handlers may finish after Run's
-	// ctx is done, before their ctx is cancelled. Default 30 s.
-	ShutdownTimeout time.Duration
-	// StopOnFirstFailure, on FIFO queues, handles every message as one
-	// sequence and gives up all waiting messages at a failure. Default
-	// false: only the failed message's group stops.
-	StopOnFirstFailure bool
-	// Logger receives failures and lifecycle events, never bodies. Default
-	// silent.
-	Logger *slog.Logger
-	// Hooks are called for each message event.
-	Hooks Hooks
-}
-
-// Consumer long-polls one queue and runs a handler for each message.
+// Consumer long-polls one queue and runs a handler for each message (or for
+// each receive's messages, with NewBatch).
 type Consumer struct {
 	client   API
 	queueURL string
 	fifo     bool
+	handler  Handler
+	batch    BatchHandler
 	opts     Options
 	running  atomic.Bool
 	stats    counters
@@ -103,87 +55,58 @@ type Consumer struct {
 // going on.
 var ErrRunning = errors.New("consumer: already running")
 
-// New returns a Consumer for queueURL. FIFO is recognised by the .fifo
-// suffix. Invalid options return an error matching ErrConfig; nothing is
-// started until Run.
-func New(client API, queueURL string, optFns ...func(*Options)) (*Consumer, error) {
+// New returns a Consumer that runs h for each message of queueURL. FIFO is
+// recognised by the .fifo suffix. Invalid options (a nil or typed-nil
+// client, an empty URL, a nil handler, an option out of range) return an
+// error matching ErrConfig; nothing is started until Run.
+func New(client API, queueURL string, h Handler, optFns ...func(*Options)) (*Consumer, error) {
+	if h == nil {
+		return nil, configError("nil Handler")
+	}
+	return construct(client, queueURL, h, nil, optFns)
+}
+
+// NewBatch returns a Consumer that hands each receive's messages (up to ten)
+// to h at once and deletes those h reports as done, with the partial-failure
+// contract of NewBatchLambda: h returns one result per message, in order, nil
+// for success; a missing result, a panic or a timeout fails the message. On a
+// FIFO queue, a message after a failed one of its group (with
+// StopOnFirstFailure, after any failed one) is not deleted even if h
+// returned nil for it, so order holds. Concurrency bounds the batches
+// handled at once; HandlerTimeout applies to each call of h.
+func NewBatch(client API, queueURL string, h BatchHandler, optFns ...func(*Options)) (*Consumer, error) {
+	if h == nil {
+		return nil, configError("nil BatchHandler")
+	}
+	return construct(client, queueURL, nil, h, optFns)
+}
+
+func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns []func(*Options)) (*Consumer, error) {
+	if isNil(client) {
+		return nil, configError("nil client")
+	}
+	if queueURL == "" {
+		return nil, configError("empty queue URL")
+	}
 	var o Options
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrConfig)
-	}
-	if queueURL == "" {
-		return nil, fmt.Errorf("%w: empty queue URL", ErrConfig)
-	}
 	if err := resolve(&o); err != nil {
 		return nil, err
 	}
-	return &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), opts: o}, nil
-}
-
-func resolve(o *Options) error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
-	}
-	if o.Handler == nil {
-		return bad("nil Handler")
-	}
-	if o.Concurrency < 0 || o.MaxInFlight < 0 || o.Pollers < 0 {
-		return bad("Concurrency, MaxInFlight and Pollers must not be negative")
-	}
-	o.Concurrency = cmp.Or(o.Concurrency, 10)
-	o.MaxInFlight = cmp.Or(o.MaxInFlight, 2*o.Concurrency)
-	if o.MaxInFlight < o.Concurrency {
-		return bad("MaxInFlight %d is below Concurrency %d", o.MaxInFlight, o.Concurrency)
-	}
-	o.Pollers = cmp.Or(o.Pollers, 1)
-	o.WaitTime = cmp.Or(o.WaitTime, 20*time.Second)
-	if o.WaitTime < time.Second || o.WaitTime > sqsrule.MaxWaitSeconds*time.Second {
-		return bad("WaitTime %v must be 1s to 20s", o.WaitTime)
-	}
-	o.VisibilityTimeout = cmp.Or(o.VisibilityTimeout, 30*time.Second)
-	if o.VisibilityTimeout < time.Second || o.VisibilityTimeout > sqsrule.MaxVisibility || o.VisibilityTimeout%time.Second != 0 {
-		return bad("VisibilityTimeout %v must be whole seconds from 1s to 12h", o.VisibilityTimeout)
-	}
-	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, o.VisibilityTimeout/3)
-	if o.HeartbeatInterval <= 0 || o.HeartbeatInterval >= o.VisibilityTimeout {
-		return bad("HeartbeatInterval %v must be shorter than VisibilityTimeout %v", o.HeartbeatInterval, o.VisibilityTimeout)
-	}
-	o.MaxExtension = cmp.Or(o.MaxExtension, sqsrule.MaxVisibility)
-	if o.MaxExtension < 0 || o.MaxExtension > sqsrule.MaxVisibility {
-		return bad("MaxExtension %v must be at most 12h", o.MaxExtension)
-	}
-	if o.OnFailure < RetryWithBackoff || o.OnFailure > LeaveToTimeout {
-		return bad("unknown OnFailure %d", o.OnFailure)
-	}
-	if o.Retry == nil {
-		o.Retry = backoff.EqualJitter{Base: time.Second, Cap: 5 * time.Minute}
-	}
-	if o.ReceiveBackoff == nil {
-		o.ReceiveBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 10 * time.Second}
-	}
-	for _, s := range []backoff.Strategy{o.Retry, o.ReceiveBackoff} {
-		if err := backoff.Validate(s); err != nil {
-			return bad("%v", err)
+	if o.VisibilityTimeout != 0 {
+		if err := resolveVisibility(&o, o.VisibilityTimeout); err != nil {
+			return nil, err
 		}
 	}
-	o.DeleteFlushInterval = cmp.Or(o.DeleteFlushInterval, 100*time.Millisecond)
-	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
-	if o.DeleteFlushInterval < 0 || o.ShutdownTimeout < 0 {
-		return bad("DeleteFlushInterval and ShutdownTimeout must not be negative")
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	return nil
+	return &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o}, nil
 }
 
 // Stats is a snapshot of a Consumer's counters since it was made.
 type Stats struct {
 	Received, Handled, Failed, Deleted, DeleteFailed, Extended, LeaseLost, Released int64
-	// InFlight is the number of messages held now.
+	// InFlight is the number of messages held now, at most MaxInFlight.
 	InFlight int64
 }
 

@@ -93,7 +93,7 @@ func until(t *testing.T, what string, cond func() bool) {
 
 func newConsumer(t *testing.T, f *qfix, h Handler, fns ...func(*Options)) *Consumer {
 	t.Helper()
-	c, err := New(f.client, f.url, append([]func(*Options){func(o *Options) { o.Handler = h }}, fns...)...)
+	c, err := New(f.client, f.url, h, fns...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,7 +292,7 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 		}, func(o *Options) {
 			o.Concurrency = 1
 			o.MaxInFlight = 6
-			o.DeleteFlushInterval = time.Hour // deletes stay buffered until shutdown
+			o.DeleteLinger = time.Second // deletes stay buffered until shutdown
 		})
 		stop := started(t, c)
 		until(t, "the slow handler", func() bool { return c.Stats().Handled == 2 && c.Stats().Received == 6 })
@@ -447,7 +447,7 @@ func TestConsumerFailurePolicies(t *testing.T) {
 				var once sync.Once
 				c := newConsumer(t, f, func(context.Context, *Message) error { return tc.err }, func(o *Options) {
 					o.OnFailure = tc.policy
-					o.Retry = fixedDelay(7 * time.Second)
+					o.RedeliveryBackoff = fixedDelay(7 * time.Second)
 					o.Hooks.Failed = func(*Message, error) { once.Do(func() { close(failed) }) }
 				})
 				stop := started(t, c)
@@ -496,26 +496,28 @@ func TestConsumerOptions(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
 	h := func(context.Context, *Message) error { return nil }
 	bad := []func(*Options){
-		func(o *Options) { o.Handler = nil },
 		func(o *Options) { o.WaitTime = 21 * time.Second },
 		func(o *Options) { o.VisibilityTimeout = 1500 * time.Millisecond },
-		func(o *Options) { o.HeartbeatInterval = 30 * time.Second },
+		func(o *Options) { o.HeartbeatInterval = 30 * time.Second; o.VisibilityTimeout = 30 * time.Second },
 		func(o *Options) { o.Concurrency = 10; o.MaxInFlight = 5 },
 		func(o *Options) { o.Concurrency = -1 },
 		func(o *Options) { o.MaxExtension = 13 * time.Hour },
 		func(o *Options) { o.OnFailure = 9 },
-		func(o *Options) { o.Retry = backoff.Constant{D: -1} },
+		func(o *Options) { o.RedeliveryBackoff = backoff.Constant{D: -1} },
 	}
 	for i, fn := range bad {
-		if _, err := New(f.client, f.url, func(o *Options) { o.Handler = h }, fn); !errors.Is(err, ErrConfig) {
+		if _, err := New(f.client, f.url, h, fn); !errors.Is(err, ErrConfig) {
 			t.Errorf("case %d: expect ErrConfig, got %v", i, err)
 		}
 	}
-	if _, err := New(nil, f.url, func(o *Options) { o.Handler = h }); !errors.Is(err, ErrConfig) {
+	if _, err := New(nil, f.url, h); !errors.Is(err, ErrConfig) {
 		t.Error("expect a nil client to be refused")
 	}
-	if _, err := New(f.client, "", func(o *Options) { o.Handler = h }); !errors.Is(err, ErrConfig) {
+	if _, err := New(f.client, "", h); !errors.Is(err, ErrConfig) {
 		t.Error("expect an empty URL to be refused")
+	}
+	if _, err := New(f.client, f.url, nil); !errors.Is(err, ErrConfig) {
+		t.Error("expect a nil handler to be refused")
 	}
 }
 

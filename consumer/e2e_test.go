@@ -55,19 +55,18 @@ func TestEmulatorEndToEnd(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	c, err := consumer.New(api, *q.QueueUrl, func(o *consumer.Options) {
+	c, err := consumer.New(api, *q.QueueUrl, func(_ context.Context, m *consumer.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[m.Body]++
+		if m.Body == "poison" {
+			return fmt.Errorf("cannot handle %s", m.Body)
+		}
+		return nil
+	}, func(o *consumer.Options) {
 		o.Concurrency = 16
 		o.WaitTime = time.Second
 		o.OnFailure = consumer.ReleaseNow
-		o.Handler = func(_ context.Context, m *consumer.Message) error {
-			mu.Lock()
-			defer mu.Unlock()
-			seen[m.Body]++
-			if m.Body == "poison" {
-				return fmt.Errorf("cannot handle %s", m.Body)
-			}
-			return nil
-		}
 	})
 	if err != nil {
 		t.Fatal(err)

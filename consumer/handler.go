@@ -72,10 +72,26 @@ func (e *PanicError) Error() string { return fmt.Sprintf("consumer: handler pani
 
 // ErrNotStarted is the failure of a message that was never handed to the
 // handler: an earlier message of its FIFO group failed, the batch stopped at
-// a failure, the invocation's deadline was near, or the consumer shut down.
+// a failure, the invocation's deadline was near or it ended, or the consumer
+// shut down.
 var ErrNotStarted = errors.New("consumer: message not handled")
 
-// invoke runs h, turning a panic into that message's failure.
+// ErrHandlerTimeout is the failure of a message whose handler ran past
+// Options.HandlerTimeout, and the cause of its ctx's cancellation.
+var ErrHandlerTimeout = errors.New("consumer: handler timed out")
+
+// ErrHandlerExited is the failure of a message whose handler called
+// runtime.Goexit (as t.FailNow does) instead of returning.
+var ErrHandlerExited = errors.New("consumer: handler exited without returning (runtime.Goexit)")
+
+// ErrHeldBack is the failure of a message a BatchHandler reported done but
+// that comes after a failed message of its FIFO group in the same batch
+// (with StopOnFirstFailure, after any failed message): deleting it would let
+// it overtake the failed one, so it is delivered again.
+var ErrHeldBack = errors.New("consumer: not deleted after an earlier failure in its FIFO group")
+
+// invoke runs h, turning a panic into that message's failure. A
+// runtime.Goexit is not stopped: callers detect it with a deferred check.
 func invoke(ctx context.Context, h Handler, m *Message) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -83,4 +99,47 @@ func invoke(ctx context.Context, h Handler, m *Message) (err error) {
 		}
 	}()
 	return h(ctx, m)
+}
+
+// invokeBatch runs a batch handler and returns one result per message: a
+// missing result fails its message, a panic fails them all.
+func invokeBatch(ctx context.Context, h BatchHandler, msgs []*Message) []error {
+	errs := make([]error, len(msgs))
+	results, p := func() (results []error, p *PanicError) {
+		defer func() {
+			if v := recover(); v != nil {
+				p = &PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		return h(ctx, msgs), nil
+	}()
+	for i := range errs {
+		switch {
+		case p != nil:
+			errs[i] = p
+		case i < len(results):
+			errs[i] = results[i]
+		default:
+			errs[i] = errNoResult
+		}
+	}
+	return errs
+}
+
+// holdBackAfterFailures applies FIFO order to a batch's results: after a
+// failure, the later messages of its group (with stopAll, every later
+// message) fail with ErrHeldBack even if the handler reported them done.
+func holdBackAfterFailures(msgs []*Message, errs []error, stopAll bool) {
+	failedGroups := map[string]bool{}
+	anyFailed := false
+	for i, m := range msgs {
+		g := m.GroupID()
+		if errs[i] == nil && (failedGroups[g] || (stopAll && anyFailed)) {
+			errs[i] = ErrHeldBack
+		}
+		if errs[i] != nil {
+			failedGroups[g] = true
+			anyFailed = true
+		}
+	}
 }

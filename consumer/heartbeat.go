@@ -15,11 +15,11 @@ var ErrLeaseLost = errors.New("consumer: lease lost")
 // heartbeat extends the visibility of every held message — waiting, running
 // or awaiting delete — before it lapses, until stop is closed.
 func (r *run) heartbeat(stop <-chan struct{}) {
+	t := time.NewTicker(r.o.HeartbeatInterval)
+	defer t.Stop()
 	for {
-		t := time.NewTimer(r.c.opts.HeartbeatInterval)
 		select {
 		case <-stop:
-			t.Stop()
 			return
 		case <-t.C:
 		}
@@ -27,16 +27,16 @@ func (r *run) heartbeat(stop <-chan struct{}) {
 	}
 }
 
-// extend renews messages with less than VisibilityTimeout − HeartbeatInterval
-// left, by VisibilityTimeout or up to the extension cap. A message that
-// cannot be renewed and would lapse before the next beat loses its lease.
+// extend asks to renew messages with less than VisibilityTimeout −
+// HeartbeatInterval left, by VisibilityTimeout or up to the extension cap,
+// in batches through the settler. A message that cannot be renewed and
+// would lapse before the next beat loses its lease.
 func (r *run) extend(now time.Time) {
-	o := &r.c.opts
-	var due []*inflight
-	want := map[*inflight]int32{}
+	o := r.o
+	var due []visChange
 	r.mu.Lock()
 	for _, t := range r.tracked {
-		if t.lost != nil {
+		if t.lost != nil || t.extending {
 			continue
 		}
 		left := t.visibleUntil.Sub(now)
@@ -54,38 +54,48 @@ func (r *run) extend(now time.Time) {
 			}
 			continue
 		}
-		due = append(due, t)
-		want[t] = int32(next / time.Second)
+		t.extending = true
+		due = append(due, visChange{t: t, kind: changeExtend, seconds: int32(next / time.Second)})
 	}
 	r.mu.Unlock()
-	if len(due) == 0 {
-		return
+	r.set.plug()
+	for _, c := range due {
+		r.set.change(c)
 	}
-	errs := r.changeVisibility(due, func(t *inflight) int32 { return want[t] })
+	r.set.unplug()
+}
+
+// extended ends an extension sent at sent with handle: on success the
+// message is visible until sent + the seconds asked; a failure with sender
+// fault for the handle still in use loses the lease; other failures are
+// retried at the next beat, well before the lapse.
+func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
+	t := c.t
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i, t := range due {
-		var entry *entryError
-		switch {
-		case errs[i] == nil:
-			t.visibleUntil = now.Add(time.Duration(want[t]) * time.Second)
-			r.c.stats.extended.Add(1)
-			r.h.extended(t.msg, time.Duration(want[t])*time.Second)
-		case errors.As(errs[i], &entry) && entry.senderFault:
-			r.loseLocked(t, fmt.Errorf("%w: %v", ErrLeaseLost, errs[i]))
+	t.extending = false
+	var entry *entryError
+	switch {
+	case err == nil:
+		if until := sent.Add(time.Duration(c.seconds) * time.Second); until.After(t.visibleUntil) {
+			t.visibleUntil = until
 		}
-		// Other failures are retried at the next beat, well before the lapse.
+		r.c.stats.extended.Add(1)
+		r.h.extended(t.msg, time.Duration(c.seconds)*time.Second)
+	case errors.As(err, &entry) && entry.senderFault && handle == t.handle:
+		r.loseLocked(t, fmt.Errorf("%w: %v", ErrLeaseLost, err))
 	}
 }
 
-// loseLocked marks a lost lease and cancels the handler. Callers hold r.mu.
+// loseLocked marks a lost lease and cancels the handler (with a Handler;
+// a BatchHandler's call goes on for the other messages). Callers hold r.mu.
 func (r *run) loseLocked(t *inflight, err error) {
 	if t.lost != nil || r.tracked[t.msg.ID] != t {
 		return
 	}
 	t.lost = err
-	if t.cancel != nil {
-		t.cancel()
+	if t.cancel != nil && t.state == stateRunning && r.c.batch == nil {
+		t.cancel(err)
 	}
 	r.c.stats.leaseLost.Add(1)
 	r.h.leaseLost(t.msg, err)

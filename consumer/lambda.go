@@ -1,11 +1,12 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -39,9 +40,10 @@ type LambdaOptions struct {
 	Hooks Hooks
 }
 
-// Lambda handles SQS events in AWS Lambda (and EventBridge Pipes targets),
-// reporting partial batch failures. Use it as lambda.Start(l.Handle) with
-// ReportBatchItemFailures enabled on the event source mapping.
+// Lambda handles SQS events in AWS Lambda, from an event source mapping or
+// as an EventBridge Pipes target, reporting partial batch failures. Use it
+// as lambda.Start(l.Handle) with ReportBatchItemFailures enabled on the
+// event source mapping (Pipes reads the same response).
 //
 // It keeps no state between invocations, so one value serves concurrent
 // invocations.
@@ -112,11 +114,39 @@ func (e *MalformedEventError) Error() string {
 // and every message failed.
 var ErrAllFailed = errors.New("consumer: every message of the batch failed")
 
-// Handle handles one invocation. The response lists exactly the messageIds
-// that failed or were not handled, each once; an empty list means all
-// succeeded. An event with no records is a success. FIFO is recognised by
-// the .fifo suffix of the event source ARN.
-func (l *Lambda) Handle(ctx context.Context, event events.SQSEvent) (events.SQSEventResponse, error) {
+// Event is one invocation's batch of SQS records, in either shape Lambda
+// delivers: an SQS event source mapping's {"Records":[…]} object, or the
+// bare JSON array of the same records that EventBridge Pipes passes to a
+// Lambda target. Convert an events.SQSEvent with Event(e).
+type Event events.SQSEvent
+
+// UnmarshalJSON accepts the object and the array shape.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	if trimmed := bytes.TrimLeft(b, " \t\r\n"); len(trimmed) > 0 && trimmed[0] == '[' {
+		var records []events.SQSMessage
+		if err := json.Unmarshal(b, &records); err != nil {
+			return err
+		}
+		*e = Event{Records: records}
+		return nil
+	}
+	var ev events.SQSEvent
+	if err := json.Unmarshal(b, &ev); err != nil {
+		return err
+	}
+	*e = Event(ev)
+	return nil
+}
+
+// Handle handles one invocation: use it as lambda.Start(l.Handle), for an
+// SQS event source mapping or an EventBridge Pipes target. The response
+// lists exactly the messageIds that failed or were not handled, each once;
+// an empty list means all succeeded. An event with no records is a success.
+// FIFO is recognised by the .fifo suffix of the event source ARN. Handle
+// returns when every message is settled, or when ctx is done (messages not
+// finished are then reported failed), even if a handler panics or calls
+// runtime.Goexit.
+func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventResponse, error) {
 	msgs := make([]*Message, 0, len(event.Records))
 	seen := make(map[string]bool, len(event.Records))
 	fifo := false
@@ -158,13 +188,11 @@ func (l *Lambda) outcomes(ctx context.Context, msgs []*Message, fifo bool) []err
 	if len(msgs) == 0 {
 		return nil
 	}
-	results := l.callBatch(ctx, msgs)
-	errs := make([]error, len(msgs))
+	errs := l.callBatch(ctx, msgs)
+	if fifo {
+		holdBackAfterFailures(msgs, errs, l.opts.StopOnFirstFailure)
+	}
 	for i, m := range msgs {
-		errs[i] = errNoResult
-		if i < len(results) {
-			errs[i] = results[i]
-		}
 		if errs[i] != nil {
 			l.opts.Hooks.failed(m, errs[i])
 		}
@@ -172,17 +200,43 @@ func (l *Lambda) outcomes(ctx context.Context, msgs []*Message, fifo bool) []err
 	return errs
 }
 
-// callBatch runs the batch handler; a panic fails every message.
-func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) (results []error) {
-	defer func() {
-		if v := recover(); v != nil {
-			p := &PanicError{Value: v, Stack: debug.Stack()}
-			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
-			results = make([]error, len(msgs))
-			for i := range results {
-				results[i] = p
+// callBatch runs the batch handler on its own goroutine, so a
+// runtime.Goexit ends only that goroutine: a panic, a Goexit, or ctx ending
+// first fails every message.
+func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) []error {
+	done := make(chan []error, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if !returned {
+				done <- nil
 			}
-		}
+		}()
+		errs := invokeBatch(ctx, l.batch, msgs)
+		returned = true
+		done <- errs
 	}()
-	return l.batch(ctx, msgs)
+	var errs []error
+	var cause error
+	select {
+	case errs = <-done:
+		cause = ErrHandlerExited
+	case <-ctx.Done():
+		cause = fmt.Errorf("%w: the invocation ended before the batch handler returned", ErrNotStarted)
+	}
+	if errs == nil {
+		errs = make([]error, len(msgs))
+		for i := range errs {
+			errs[i] = cause
+		}
+		l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler did not return", slog.String("error", cause.Error()))
+	}
+	for _, err := range errs {
+		var p *PanicError
+		if errors.As(err, &p) {
+			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
+			break
+		}
+	}
+	return errs
 }

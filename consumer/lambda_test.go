@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-func sqsEvent(arn string, groupedBodies ...string) events.SQSEvent {
-	var e events.SQSEvent
+func sqsEvent(arn string, groupedBodies ...string) Event {
+	var e Event
 	for i, gb := range groupedBodies {
 		group, body, _ := strings.Cut(gb, ":")
 		r := events.SQSMessage{MessageId: fmt.Sprintf("id-%d", i), Body: body, EventSourceARN: arn, Attributes: map[string]string{"ApproximateReceiveCount": "1"}}
@@ -241,7 +241,7 @@ func TestLambdaConcurrentInvocations(t *testing.T) {
 
 func TestLambdaMalformedEvents(t *testing.T) {
 	l := newLambda(t, func(context.Context, *Message) error { return nil })
-	resp, err := l.Handle(context.Background(), events.SQSEvent{})
+	resp, err := l.Handle(context.Background(), Event{})
 	if err != nil || resp.BatchItemFailures != nil {
 		t.Fatalf("expect an empty event to succeed, got %v, %v", resp, err)
 	}

@@ -30,13 +30,6 @@ func (m *Message) ReceiveCount() int {
 	return n
 }
 
-func fromSDK(m types.Message) *Message {
-	return &Message{
-		ID: aws.ToString(m.MessageId), ReceiptHandle: aws.ToString(m.ReceiptHandle), Body: aws.ToString(m.Body),
-		Attributes: m.Attributes, MessageAttributes: m.MessageAttributes,
-	}
-}
-
 func fromEvent(r events.SQSMessage) *Message {
 	m := &Message{ID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: r.Body, Attributes: r.Attributes}
 	if len(r.MessageAttributes) > 0 {

@@ -7,102 +7,209 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/sqserr"
+)
+
+// workerGrace is how long Run waits, after cancelling handlers at the
+// shutdown timeout, for their goroutines to return before it returns
+// without them.
+const workerGrace = time.Second
+
+// msgState is where a held message is.
+type msgState uint8
+
+const (
+	stateWaiting  msgState = iota // received, not started
+	stateRunning                  // its handler runs
+	stateDeleting                 // handled; its delete is queued or in flight
 )
 
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg          *Message
+	msg          *Message  // &message, or the Message a test made
+	message      Message   // in the same allocation
 	handle       string    // the latest receipt handle
 	received     time.Time // the latest receive, for the 12-hour cap
 	visibleUntil time.Time
-	deleting     bool
-	cancel       context.CancelFunc // the handler's ctx, once started
-	lost         error              // lease lost
+	state        msgState
+	pushed       bool // queued for a worker (counted in run.busy) before it settled
+	settled      bool // the outcome is decided; a second settle is ignored
+	extending    bool // an extension is in flight
+	cancel       context.CancelCauseFunc
+	lost         error // lease lost
 }
 
 // run is the state of one Run.
 type run struct {
-	c        *Consumer
-	h        *Hooks
-	log      *slog.Logger
-	apiCtx   context.Context // API calls, alive through shutdown
-	mu       sync.Mutex
-	tracked  map[string]*inflight
-	seq      *sequencer
-	slots    chan struct{}  // a token per held message
-	ready    chan *inflight // messages that may start, in order
-	deletes  chan *inflight
-	stopping chan struct{} // closed at shutdown: no handler starts after it
-	hctx     context.Context
-	hcancel  context.CancelFunc
-	handlers sync.WaitGroup
+	c       *Consumer
+	o       *Options // the Consumer's options with the visibility resolved
+	h       *Hooks
+	log     *slog.Logger
+	apiCtx  context.Context // API calls, alive through shutdown
+	hctx    context.Context // parent of every handler's ctx
+	hcancel context.CancelCauseFunc
+	set     *settler
+
+	mu        sync.Mutex
+	tracked   map[string]*inflight
+	reserved  int // places reserved by receives in flight
+	releasing int // places of messages whose release call is in flight
+	seq       *sequencer
+	ready     fifoQueue[*inflight]   // Handler: messages that may start, in order
+	units     fifoQueue[[]*inflight] // BatchHandler: receives that may start
+	running   int                    // handler calls not yet settled
+	pollDone  bool                   // receiving has stopped
+	stopping  bool                   // shutdown began: nothing more starts
+	closed    bool                   // workers may exit
+	idle      chan struct{}          // closed when running reaches 0, if set
+	workCond  *sync.Cond             // workers wait for ready messages
+	placeCond *sync.Cond             // receivers wait for places
+	turnCond  *sync.Cond             // receivers above the target wait for their turn
+	recv      receiveState
+	guard     fifoGuard
+	visKnown  chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
+	visErr    error         // set before visKnown closes: they could not be
+
+	busy     atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
+	workers  sync.WaitGroup
 	fatalMu  sync.Mutex
 	fatal    error
 	stopPoll context.CancelFunc
 }
 
-// Run receives and handles messages until ctx is done or a receive fails for
-// good (the queue does not exist, access is denied), whose error it returns.
-// On the way out it stops receiving, releases messages not yet started,
-// lets running handlers finish for up to ShutdownTimeout (then cancels their
-// ctx), keeps their visibility extended, flushes deletes, and returns once
-// every goroutine it started has ended.
+// Run receives and handles messages until ctx is done or a call fails for
+// good (the queue does not exist, access is denied), whose error it
+// returns. When Options.VisibilityTimeout is unset it reads the queue's
+// with GetQueueAttributes, while the first receive is on its way; a
+// HeartbeatInterval that does not fit it ends Run with ErrConfig, and what
+// was received is released. On the way out it stops receiving, releases at once
+// every message not started, lets running handlers finish for up to
+// ShutdownTimeout (then cancels them and releases their messages), keeps
+// their visibility extended, flushes deletes and releases, and returns.
 func (c *Consumer) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
 	defer c.running.Store(false)
-	o := &c.opts
+	o := c.opts
 	apiCtx, apiCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer apiCancel()
-	hctx, hcancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer hcancel()
-	r := &run{
-		c: c, h: &o.Hooks, log: o.Logger, apiCtx: apiCtx,
-		tracked: map[string]*inflight{}, seq: newSequencer(c.fifo, o.StopOnFirstFailure),
-		slots: make(chan struct{}, o.MaxInFlight), ready: make(chan *inflight, o.MaxInFlight),
-		deletes: make(chan *inflight), stopping: make(chan struct{}), hctx: hctx, hcancel: hcancel,
-	}
+	hctx, hcancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer hcancel(nil)
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
-	r.stopPoll = stopPoll
-
-	var background, pollers, workers sync.WaitGroup
-	for range o.Concurrency {
-		workers.Add(1)
-		go func() { defer workers.Done(); r.work() }()
+	r := &run{
+		c: c, o: &o, h: &o.Hooks, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel,
+		tracked: map[string]*inflight{}, seq: newSequencer(c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
+		recv:  receiveState{target: o.ReceiveConcurrency},
+		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
 	}
-	deleterDone := make(chan struct{})
-	background.Add(1)
-	go func() { defer background.Done(); defer close(deleterDone); r.deleter() }()
+	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
+	r.set = newSettler(r)
+	r.visKnown = make(chan struct{})
+	if o.VisibilityTimeout != 0 {
+		close(r.visKnown)
+	} else {
+		// Read in parallel with the first receive, which leaves the
+		// visibility to the queue's default meanwhile: a round trip saved.
+		go r.readVisibility(pollCtx)
+	}
+
+	for range o.Concurrency {
+		r.workers.Add(1)
+		go r.work()
+	}
 	heartbeatStop := make(chan struct{})
-	background.Add(1)
-	go func() { defer background.Done(); r.heartbeat(heartbeatStop) }()
-	for range o.Pollers {
-		pollers.Add(1)
-		go func() { defer pollers.Done(); r.poll(pollCtx) }()
+	heartbeatDone := make(chan struct{})
+	go func() {
+		defer close(heartbeatDone)
+		select {
+		case <-r.visKnown:
+		case <-heartbeatStop:
+			return
+		}
+		if r.visErr == nil {
+			r.heartbeat(heartbeatStop)
+		}
+	}()
+	stopWaking := context.AfterFunc(pollCtx, r.endReceiving)
+	defer stopWaking()
+	var receivers sync.WaitGroup
+	for i := range o.MaxReceiveConcurrency {
+		receivers.Add(1)
+		go func() { defer receivers.Done(); r.receive(pollCtx, i) }()
 	}
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: started", slog.String("queue", c.queueURL))
 
 	<-pollCtx.Done()
-	pollers.Wait()
+	receivers.Wait()
 	r.shutdown()
-	close(r.ready) // every message has settled: nothing more can start
-	workers.Wait()
-	close(r.deletes) // and nothing more can succeed
-	<-deleterDone
 	close(heartbeatStop)
-	background.Wait()
+	<-heartbeatDone
+	r.set.drain() // what the last beat asked for
+	<-r.visKnown
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
 	return r.fatal
+}
+
+// readVisibility sets the visibility timeout from the queue, and the
+// heartbeat from it, then closes visKnown; on failure it ends Run.
+func (r *run) readVisibility(ctx context.Context) {
+	defer close(r.visKnown)
+	vis, err := r.c.queueVisibility(ctx)
+	if err == nil && vis == 0 {
+		r.visErr = ctx.Err() // Run ended first: not an error of Run
+		return
+	}
+	if err == nil {
+		err = resolveVisibility(r.o, vis)
+		if err == nil {
+			r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: visibility timeout from the queue", slog.Duration("visibility_timeout", vis))
+			return
+		}
+	}
+	r.visErr = err
+	r.stop(err)
+}
+
+// queueVisibility reads the queue's VisibilityTimeout, retrying transient
+// errors with ReceiveBackoff. It returns 0 and no error when ctx ends first.
+func (c *Consumer) queueVisibility(ctx context.Context) (time.Duration, error) {
+	waits := backoff.NewIterator(c.opts.ReceiveBackoff)
+	for {
+		out, err := c.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(c.queueURL), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameVisibilityTimeout},
+		})
+		if err == nil {
+			secs, convErr := strconv.Atoi(out.Attributes[string(types.QueueAttributeNameVisibilityTimeout)])
+			if convErr != nil || secs < 1 {
+				// SQS allows 0; a consumer cannot hold a message that way.
+				return 0, configError("the queue's VisibilityTimeout %q cannot be used: set Options.VisibilityTimeout", out.Attributes[string(types.QueueAttributeNameVisibilityTimeout)])
+			}
+			return time.Duration(secs) * time.Second, nil
+		}
+		if ctx.Err() != nil {
+			return 0, nil
+		}
+		if !sqserr.Transient(err) {
+			return 0, fmt.Errorf("consumer: read the queue's visibility timeout: %w", err)
+		}
+		c.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "consumer: GetQueueAttributes failed; retrying", slog.String("error", err.Error()))
+		if !backoff.Sleep(ctx, receiveWait(waits)) {
+			return 0, nil
+		}
+	}
 }
 
 // stop ends Run with a final error.
@@ -115,152 +222,102 @@ func (r *run) stop(err error) {
 	r.stopPoll()
 }
 
-// shutdown releases what has not started and waits for running handlers,
-// cancelling them after ShutdownTimeout.
+// endReceiving wakes every receiver waiting for a turn or for places, once
+// Run's ctx is done.
+func (r *run) endReceiving() {
+	r.mu.Lock()
+	r.pollDone = true
+	r.mu.Unlock()
+	r.placeCond.Broadcast()
+	r.turnCond.Broadcast()
+}
+
+// shutdown releases what has not started, waits for running handlers for
+// up to ShutdownTimeout (then cancels them and releases their messages),
+// ends the workers and flushes every delete and release.
 func (r *run) shutdown() {
 	r.mu.Lock()
-	close(r.stopping)
-	waiting := r.seq.drain()
+	r.stopping = true
+	var waiting []*inflight
+	for r.ready.len() > 0 {
+		waiting = append(waiting, r.ready.pop())
+	}
+	for r.units.len() > 0 {
+		waiting = append(waiting, r.units.pop()...)
+	}
+	for _, m := range r.seq.drain() {
+		waiting = append(waiting, r.tracked[m.ID])
+	}
+	var idle chan struct{}
+	if r.running > 0 {
+		idle = make(chan struct{})
+		r.idle = idle
+	}
 	r.mu.Unlock()
-	r.giveUp(waiting, fmt.Errorf("%w: the consumer is shutting down", ErrNotStarted))
+	r.settle(waiting, fmt.Errorf("%w: the consumer is shutting down", ErrNotStarted))
 
+	if idle != nil {
+		timer := time.NewTimer(r.o.ShutdownTimeout)
+		select {
+		case <-idle:
+		case <-timer.C:
+			r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: shutdown timeout; cancelling running handlers")
+			r.hcancel(ErrShutdownTimeout)
+			r.mu.Lock()
+			var running []*inflight
+			for _, t := range r.tracked {
+				if t.state == stateRunning && !t.settled {
+					running = append(running, t)
+				}
+			}
+			r.mu.Unlock()
+			r.settle(running, ErrShutdownTimeout)
+		}
+		timer.Stop()
+	}
+
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.workCond.Broadcast()
 	done := make(chan struct{})
-	go func() { r.handlers.Wait(); close(done) }()
-	timer := time.NewTimer(r.c.opts.ShutdownTimeout)
-	defer timer.Stop()
+	go func() { r.workers.Wait(); close(done) }()
+	timer := time.NewTimer(workerGrace)
 	select {
 	case <-done:
 	case <-timer.C:
-		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: shutdown timeout, cancelling running handlers")
-		r.hcancel()
-		<-done
+		r.log.LogAttrs(r.apiCtx, slog.LevelError, "consumer: a handler ignores its cancelled ctx; returning without it")
+	}
+	timer.Stop()
+	r.set.drain()
+}
+
+// ErrShutdownTimeout is the cause of a running handler's cancellation, and
+// its message's failure, at the shutdown timeout: the message is released,
+// visible at once, whatever the handler returns later.
+var ErrShutdownTimeout = errors.New("consumer: handler cancelled at the shutdown timeout")
+
+// settle gives up messages the consumer will not handle, or will not wait
+// for: each fails with cause and is released, visible at once.
+func (r *run) settle(ts []*inflight, cause error) {
+	r.set.plug()
+	defer r.set.unplug()
+	for _, t := range ts {
+		r.finish(t, cause, 0, false)
 	}
 }
 
-// accept takes the messages of one receive. They enter the sequencer
-// together, before any of them can start, so a failure cannot let a later
-// message of the same group from the same receive run first. A message
-// already held (redelivered on a standard queue after its visibility
-// lapsed) is not handled twice: the held copy switches to the newest
-// receipt handle.
-func (r *run) accept(msgs []*Message, now time.Time) {
-	vis := r.c.opts.VisibilityTimeout
-	var fresh, starts []*inflight
-	redelivered := 0
-	r.mu.Lock()
-	for _, m := range msgs {
-		if t, held := r.tracked[m.ID]; held {
-			t.handle, t.received, t.visibleUntil = m.ReceiptHandle, now, now.Add(vis)
-			redelivered++
-			r.log.LogAttrs(r.apiCtx, slog.LevelDebug, "consumer: redelivered while held; using the new receipt handle", slog.String("message_id", m.ID))
-			continue
-		}
-		t := &inflight{msg: m, handle: m.ReceiptHandle, received: now, visibleUntil: now.Add(vis)}
-		r.tracked[m.ID] = t
-		fresh = append(fresh, t)
-		if r.seq.admit(m) {
-			starts = append(starts, t)
-		}
-	}
-	r.mu.Unlock()
-	for range redelivered {
-		<-r.slots
-	}
-	for _, t := range fresh {
-		r.c.stats.received.Add(1)
-		r.c.stats.inFlight.Add(1)
-		r.h.received(t.msg)
-	}
-	for _, t := range starts {
-		r.start(t)
-	}
+// syncInFlightLocked publishes the held count. Callers hold r.mu.
+func (r *run) syncInFlightLocked() {
+	r.c.stats.inFlight.Store(int64(len(r.tracked) + r.releasing))
 }
 
-// start queues t for a worker. The queue holds at most MaxInFlight
-// messages, as many as can be held, so it never blocks.
-func (r *run) start(t *inflight) {
-	r.handlers.Add(1)
-	r.ready <- t
+// free is the number of places a receive may take. Callers hold r.mu.
+func (r *run) freeLocked() int {
+	return r.o.MaxInFlight - len(r.tracked) - r.reserved - r.releasing
 }
 
-// work runs handlers, in the order messages became ready.
-func (r *run) work() {
-	for t := range r.ready {
-		r.handle(t)
-		r.handlers.Done()
-	}
-}
-
-// handle runs t's handler, unless shutdown began or its lease is gone.
-func (r *run) handle(t *inflight) {
-	r.mu.Lock()
-	select {
-	case <-r.stopping:
-		r.mu.Unlock()
-		r.finish(t, fmt.Errorf("%w: the consumer is shutting down", ErrNotStarted), 0, false)
-		return
-	default:
-	}
-	if t.lost != nil {
-		r.mu.Unlock()
-		r.finish(t, t.lost, 0, false)
-		return
-	}
-	ctx, cancel := context.WithCancel(r.hctx)
-	t.cancel = cancel
-	r.mu.Unlock()
-	began := time.Now()
-	err := invoke(ctx, r.c.opts.Handler, t.msg)
-	cancel()
-	r.finish(t, err, time.Since(began), true)
-}
-
-// finish settles a message after its handler (or instead of it) and starts
-// what the sequencer lets start.
-func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
-	r.mu.Lock()
-	lost := t.lost
-	if lost != nil && err == nil {
-		err = lost // the handler succeeded too late: not deleted
-	}
-	next, givenUp := r.seq.done(t.msg, err != nil)
-	if err == nil {
-		t.deleting = true
-	}
-	starts := make([]*inflight, 0, len(next))
-	for _, m := range next {
-		starts = append(starts, r.tracked[m.ID])
-	}
-	r.mu.Unlock()
-
-	switch {
-	case err == nil:
-		r.c.stats.handled.Add(1)
-		r.h.handled(t.msg, took)
-		r.deletes <- t
-	case lost != nil:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
-		r.untrack(t) // the lease is gone: nothing to release
-	case !ran:
-		// Never handled (shutdown): no failure of the handler, visible now.
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
-		r.release([]*inflight{t}, 0)
-	default:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
-		r.logFailure(t.msg, err)
-		r.release([]*inflight{t}, r.failureDelay(t.msg, err))
-	}
-	if len(givenUp) > 0 {
-		r.giveUp(givenUp, fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID()))
-	}
-	for _, s := range starts {
-		r.start(s)
-	}
-}
-
+// logFailure logs a handler's failure, with a panic's stack.
 func (r *run) logFailure(m *Message, err error) {
 	attrs := []slog.Attr{slog.String("message_id", m.ID), slog.String("error", err.Error())}
 	var p *PanicError
@@ -270,124 +327,27 @@ func (r *run) logFailure(m *Message, err error) {
 	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: message failed", attrs...)
 }
 
-// giveUp releases messages that will not be handled, visible now, in order.
-func (r *run) giveUp(msgs []*Message, cause error) {
-	if len(msgs) == 0 {
-		return
-	}
-	r.mu.Lock()
-	ts := make([]*inflight, 0, len(msgs))
-	for _, m := range msgs {
-		ts = append(ts, r.tracked[m.ID])
-	}
-	r.mu.Unlock()
-	for _, t := range ts {
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, cause)
-	}
-	r.release(ts, 0)
+// fifoQueue is a first-in first-out queue on a slice.
+type fifoQueue[T any] struct {
+	items []T
+	head  int
 }
 
-// failureDelay is when a failed message should be visible again; negative
-// means leave it to its visibility timeout.
-func (r *run) failureDelay(m *Message, err error) time.Duration {
-	if d, ok := retryDelay(err); ok {
-		return d
-	}
-	switch r.c.opts.OnFailure {
-	case ReleaseNow:
-		return 0
-	case LeaveToTimeout:
-		return -1
-	}
-	d := r.c.opts.Retry.Delay(max(m.ReceiveCount()-1, 0), 0)
-	if d < 0 {
-		return 0 // Stop: no more retries in place; let it come back now
-	}
-	return d
-}
+func (q *fifoQueue[T]) len() int { return len(q.items) - q.head }
 
-// release makes messages visible after delay (negative: untouched) and stops
-// holding them. They leave the tracked set before the call, so a receive
-// that races the release sees a new message, not a redelivery of a held one.
-func (r *run) release(ts []*inflight, delay time.Duration) {
-	r.mu.Lock()
-	for _, t := range ts {
-		r.forgetLocked(t)
-	}
-	r.mu.Unlock()
-	if delay >= 0 {
-		secs := int32(min(delay, r.c.opts.MaxExtension).Round(time.Second) / time.Second)
-		failed := r.changeVisibility(ts, func(*inflight) int32 { return secs })
-		for i, t := range ts {
-			if failed[i] == nil {
-				r.c.stats.released.Add(1)
-				r.h.released(t.msg, time.Duration(secs)*time.Second)
-			}
-		}
-	}
-	for range ts {
-		r.freeSlot()
-	}
-}
+func (q *fifoQueue[T]) push(v T) { q.items = append(q.items, v) }
 
-// untrack stops holding t and frees its place.
-func (r *run) untrack(t *inflight) {
-	r.mu.Lock()
-	r.forgetLocked(t)
-	r.mu.Unlock()
-	r.freeSlot()
-}
-
-// forgetLocked removes t from the tracked set and ends its handler's ctx.
-// Callers hold r.mu.
-func (r *run) forgetLocked(t *inflight) {
-	if r.tracked[t.msg.ID] == t {
-		delete(r.tracked, t.msg.ID)
+func (q *fifoQueue[T]) pop() T {
+	v := q.items[q.head]
+	var zero T
+	q.items[q.head] = zero
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	} else if q.head > 64 && q.head*2 > len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
 	}
-	if t.cancel != nil {
-		t.cancel()
-	}
+	return v
 }
-
-func (r *run) freeSlot() {
-	r.c.stats.inFlight.Add(-1)
-	<-r.slots
-}
-
-// changeVisibility sets the visibility of ts, ten per call, and returns each
-// one's error (nil when changed).
-func (r *run) changeVisibility(ts []*inflight, seconds func(*inflight) int32) []error {
-	errs := make([]error, len(ts))
-	for start := 0; start < len(ts); start += 10 {
-		chunk := ts[start:min(start+10, len(ts))]
-		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
-		r.mu.Lock()
-		for i, t := range chunk {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(t.handle), VisibilityTimeout: seconds(t)}
-		}
-		r.mu.Unlock()
-		out, err := r.c.client.ChangeMessageVisibilityBatch(r.apiCtx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
-		for i := range chunk {
-			errs[start+i] = err
-		}
-		if err != nil {
-			r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: change visibility failed", slog.String("error", err.Error()))
-			continue
-		}
-		for _, f := range out.Failed {
-			if i, convErr := strconv.Atoi(aws.ToString(f.Id)); convErr == nil && i >= 0 && i < len(chunk) {
-				errs[start+i] = &entryError{code: aws.ToString(f.Code), message: aws.ToString(f.Message), senderFault: f.SenderFault}
-			}
-		}
-	}
-	return errs
-}
-
-// entryError is a batch entry's failure.
-type entryError struct {
-	code, message string
-	senderFault   bool
-}
-
-func (e *entryError) Error() string { return e.code + ": " + e.message }

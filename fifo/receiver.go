@@ -78,6 +78,11 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 // Receive calls ReceiveMessage with in (QueueUrl is filled in when empty).
 // On a FIFO queue it sets ReceiveRequestAttemptId as described above,
 // overriding any in in; on a standard queue it clears it.
+//
+// While an attempt id is pending (AttemptID is not ""), SQS answers the
+// retry with the first attempt's messages, whatever MaxNumberOfMessages now
+// says: a caller that sizes its room per receive must keep the room it had
+// for the first attempt and ask for the same number again.
 func (r *Receiver) Receive(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	req := *in
 	if req.QueueUrl == nil {

@@ -134,3 +134,22 @@ func TestReceiverDropsIDAfterNonTransientError(t *testing.T) {
 		t.Fatalf("expect an error and no id kept, got %v, %q", err, r.AttemptID())
 	}
 }
+
+// The retry of a lost receive gets the first attempt's messages even when it
+// asks for fewer: room must be kept for them.
+func TestReceiverRetryReturnsTheFirstAttemptsMessages(t *testing.T) {
+	f := newFixture(t, "q.fifo", nil)
+	sendGroup(t, f, "1", "2", "3")
+	r, err := fifo.NewReceiver(f.client, f.url, func(o *fifo.ReceiverOptions) { o.Now = f.clock.Now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 1, AfterApply: true})
+	if _, err := r.Receive(context.Background(), &sqs.ReceiveMessageInput{MaxNumberOfMessages: 10}); err == nil {
+		t.Fatal("expect the injected transit failure")
+	}
+	out, err := r.Receive(context.Background(), &sqs.ReceiveMessageInput{MaxNumberOfMessages: 1})
+	if err != nil || len(out.Messages) != 3 {
+		t.Fatalf("expect the first attempt's 3 messages although 1 was asked, got %v, %v", out, err)
+	}
+}

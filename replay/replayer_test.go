@@ -108,8 +108,7 @@ func (h *handling) times(body string) []time.Time {
 // run starts the main queue's consumer and the replayer; stop ends both.
 func (w *world) run(t *testing.T, h *handling, fns ...func(*replay.Options)) (r *replay.Replayer, stop func()) {
 	t.Helper()
-	c, err := consumer.New(w.api, w.main, func(o *consumer.Options) {
-		o.Handler = h.handle
+	c, err := consumer.New(w.api, w.main, h.handle, func(o *consumer.Options) {
 		o.OnFailure = consumer.LeaveToTimeout
 		o.VisibilityTimeout = 5 * time.Second
 	})

@@ -66,13 +66,14 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 
 	var total atomic.Int64
-	c, err := consumer.New(api, url, func(o *consumer.Options) {
+	handle := consumer.JSON(func(ctx context.Context, o order, m *consumer.Message) error {
+		total.Add(int64(o.Amount))
+		return nil
+	})
+	c, err := consumer.New(api, url, handle, func(o *consumer.Options) {
 		o.Concurrency = 4
+		o.HandlerTimeout = 30 * time.Second // a hung handler fails its message after 30 s
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-		o.Handler = consumer.JSON(func(ctx context.Context, o order, m *consumer.Message) error {
-			total.Add(int64(o.Amount))
-			return nil
-		})
 	})
 	if err != nil {
 		return err

@@ -67,14 +67,13 @@ func run(ctx context.Context, out io.Writer) error {
 
 	var mu sync.Mutex
 	handled := 0
-	c, err := consumer.New(api, main, func(o *consumer.Options) {
+	c, err := consumer.New(api, main, func(context.Context, *consumer.Message) error {
+		mu.Lock()
+		handled++
+		mu.Unlock()
+		return fmt.Errorf("unknown SKU") // a poison message: it always fails
+	}, func(o *consumer.Options) {
 		o.VisibilityTimeout, o.WaitTime, o.OnFailure = time.Second, time.Second, consumer.LeaveToTimeout
-		o.Handler = func(context.Context, *consumer.Message) error {
-			mu.Lock()
-			handled++
-			mu.Unlock()
-			return fmt.Errorf("unknown SKU") // a poison message: it always fails
-		}
 	})
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 // Command lambda-handler is an AWS Lambda function for an SQS event source
-// with ReportBatchItemFailures: failed messages are reported one by one, so
-// the rest of the batch is not retried.
+// with ReportBatchItemFailures, or for an EventBridge Pipes target (which
+// passes the records as a bare JSON array; Handle accepts both): failed
+// messages are reported one by one, so the rest of the batch is not
+// retried.
 //
 // Deployed (AWS_LAMBDA_RUNTIME_API set) it serves invocations. Run locally it
 // handles a sample event and prints the response.
@@ -51,7 +53,7 @@ func runLocally(ctx context.Context, l *consumer.Lambda, out io.Writer) error {
 		{MessageId: "m3", Body: `{"payment":3}`, EventSourceARN: arn, Attributes: map[string]string{"MessageGroupId": "alice"}},
 		{MessageId: "m4", Body: `{"payment":4}`, EventSourceARN: arn, Attributes: map[string]string{"MessageGroupId": "bob"}},
 	}}
-	resp, err := l.Handle(ctx, event)
+	resp, err := l.Handle(ctx, consumer.Event(event))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,466 @@
+package consumer
+
+// Regression tests for the defects of issue 10, one section per defect.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+// greedyClient asks SQS for ten messages whatever the caller asked for, as
+// SQS does when a retried ReceiveRequestAttemptId returns the first
+// attempt's messages.
+type greedyClient struct{ API }
+
+func (g greedyClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	req := *in
+	req.MaxNumberOfMessages = 10
+	return g.API.ReceiveMessage(ctx, &req, optFns...)
+}
+
+// inFlightWatch records the most messages a consumer held at once, sampled
+// at every event.
+type inFlightWatch struct {
+	c   atomic.Pointer[Consumer]
+	max atomic.Int64
+}
+
+func (w *inFlightWatch) sample() {
+	if c := w.c.Load(); c != nil {
+		n := c.Stats().InFlight
+		for {
+			old := w.max.Load()
+			if n <= old || w.max.CompareAndSwap(old, n) {
+				return
+			}
+		}
+	}
+}
+
+func (w *inFlightWatch) hooks(o *Options) {
+	o.Hooks.Received = func(*Message) { w.sample() }
+	o.Hooks.Deleted = func(*Message) { w.sample() }
+	o.Hooks.Released = func(*Message, time.Duration) { w.sample() }
+}
+
+// Defect 1: a receive returning more messages than it asked for (a
+// retried FIFO attempt) made the consumer track more messages than places;
+// InFlight passed MaxInFlight and Run never returned after cancel.
+func TestDefectAccountingHoldsWhenAReceiveReturnsMore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		for i := range 40 {
+			f.send(t, "", fmt.Sprint(i))
+		}
+		w := &inFlightWatch{}
+		c, err := New(greedyClient{f.client}, f.url, func(context.Context, *Message) error {
+			w.sample()
+			time.Sleep(time.Second)
+			return nil
+		}, func(o *Options) {
+			o.Concurrency, o.MaxInFlight = 2, 3
+			w.hooks(o)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.c.Store(c)
+		stop := started(t, c)
+		until(t, "40 deletes", func() bool { return c.Stats().Deleted == 40 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if got := w.max.Load(); got > 3 {
+			t.Fatalf("expect at most MaxInFlight 3 held, got %d", got)
+		}
+		if s := c.Stats(); s.InFlight != 0 || s.Received != 40 {
+			t.Fatalf("expect every message received once and nothing held, got %+v", s)
+		}
+	})
+}
+
+// lossyClient loses the response of every third ReceiveMessage after SQS
+// applied it: the messages are in flight, the caller sees an error.
+type lossyClient struct {
+	API
+	n atomic.Int64
+}
+
+func (l *lossyClient) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := l.API.ReceiveMessage(ctx, in, optFns...)
+	if err == nil && len(out.Messages) > 0 && l.n.Add(1)%3 == 0 {
+		return nil, sqsfake.ErrInternal
+	}
+	return out, err
+}
+
+// Defect 1, as seen in the field: FIFO, two consumers with two receivers
+// each, lost receive responses. Retries reuse the attempt id and get the
+// first attempt's messages back; the places must hold and Run must return.
+func TestDefectFIFOLostReceivesKeepAccounting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs.fifo", nil)
+		const n = 300
+		for i := range n {
+			f.send(t, fmt.Sprintf("g%d", i%7), fmt.Sprintf("g%d-%03d", i%7, i))
+		}
+		var mu sync.Mutex
+		handled := map[string]int{}
+		var consumers []*Consumer
+		var watches []*inFlightWatch
+		for range 2 {
+			w := &inFlightWatch{}
+			c, err := New(&lossyClient{API: f.client}, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) {
+				o.Concurrency, o.MaxInFlight = 2, 4
+				o.ReceiveConcurrency, o.MaxReceiveConcurrency = 2, 2
+				w.hooks(o)
+				o.Hooks.Handled = func(m *Message, _ time.Duration) {
+					w.sample()
+					mu.Lock()
+					handled[m.Body]++
+					mu.Unlock()
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.c.Store(c)
+			consumers, watches = append(consumers, c), append(watches, w)
+		}
+		var stops []func() error
+		for _, c := range consumers {
+			stops = append(stops, started(t, c))
+		}
+		until(t, "every message deleted", func() bool {
+			return consumers[0].Stats().Deleted+consumers[1].Stats().Deleted >= n
+		})
+		for i, stop := range stops {
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			if got := watches[i].max.Load(); got > 4 {
+				t.Errorf("consumer %d: expect at most MaxInFlight 4 held, got %d", i, got)
+			}
+			if s := consumers[i].Stats(); s.InFlight != 0 {
+				t.Errorf("consumer %d: expect nothing held after Run, got %+v", i, s)
+			}
+		}
+		if len(handled) != n {
+			t.Fatalf("expect %d messages handled, got %d", n, len(handled))
+		}
+	})
+}
+
+// Defect 2: a handler that calls runtime.Goexit (t.FailNow does) must fail
+// its message, never report it or the ones after it as done, and never
+// hang Handle or Run.
+func TestDefectGoexitLambdaConcurrencyOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var handled []string
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			if m.Body == "b" {
+				runtime.Goexit()
+			}
+			handled = append(handled, m.Body)
+			return nil
+		})
+		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b", ":c"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failedIDs(resp); got != "id-1" {
+			t.Fatalf("expect only the exited message reported failed, got %q", got)
+		}
+		if !slices.Equal(handled, []string{"a", "c"}) {
+			t.Fatalf("expect the messages after it handled by a new worker, got %v", handled)
+		}
+	})
+}
+
+func TestDefectGoexitLambdaConcurrencyTwo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var failures []error
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			if strings.HasPrefix(m.Body, "exit") {
+				runtime.Goexit()
+			}
+			return nil
+		}, func(o *LambdaOptions) {
+			o.Concurrency = 2
+			o.Hooks.Failed = func(_ *Message, err error) { failures = append(failures, err) }
+		})
+		resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:exit-a", "a:a2", "b:exit-b", "c:c1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failedIDs(resp); got != "id-0,id-1,id-2" {
+			t.Fatalf("expect both exits and the message behind one reported, got %q", got)
+		}
+		if len(failures) != 3 || !errors.Is(failures[0], ErrHandlerExited) {
+			t.Fatalf("expect ErrHandlerExited, got %v", failures)
+		}
+	})
+}
+
+func TestDefectGoexitBatchLambda(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := NewBatchLambda(func(context.Context, []*Message) []error { runtime.Goexit(); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b"))
+		if err != nil || failedIDs(resp) != "id-0,id-1" {
+			t.Fatalf("expect the whole batch reported failed, got %q, %v", failedIDs(resp), err)
+		}
+	})
+}
+
+func TestDefectGoexitConsumer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "exit", "b", "c")
+		var mu sync.Mutex
+		var failures []error
+		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+			if m.Body == "exit" {
+				runtime.Goexit()
+			}
+			return nil
+		}, func(o *Options) {
+			o.Concurrency = 1
+			o.OnFailure = LeaveToTimeout
+			o.Hooks.Failed = func(_ *Message, err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+		})
+		stop := started(t, c)
+		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if len(failures) != 1 || !errors.Is(failures[0], ErrHandlerExited) {
+			t.Fatalf("expect one ErrHandlerExited, got %v", failures)
+		}
+		time.Sleep(time.Minute)
+		if v, _ := f.counts(t); v != 1 {
+			t.Fatalf("expect the exited message back on the queue, got %d visible", v)
+		}
+	})
+}
+
+func TestDefectGoexitBatchConsumer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "b")
+		c, err := NewBatch(f.client, f.url, func(context.Context, []*Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
+			o.OnFailure = LeaveToTimeout
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		until(t, "two failures", func() bool { return c.Stats().Failed == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 0 || s.InFlight != 0 {
+			t.Fatalf("expect nothing deleted and nothing held, got %+v", s)
+		}
+	})
+}
+
+// Defect 3: at shutdown, messages not started were kept (and extended by
+// the heartbeat) until running handlers ended, instead of being released
+// at once.
+func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		for i := range 10 {
+			f.send(t, "", fmt.Sprint(i))
+		}
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			time.Sleep(20 * time.Second)
+			return nil
+		}, func(o *Options) { o.Concurrency = 2 })
+		stop := started(t, c)
+		until(t, "ten received", func() bool { return c.Stats().Received == 10 })
+		errc := make(chan error, 1)
+		go func() { errc <- stop() }()
+		time.Sleep(2 * time.Second)
+		if v, _ := f.counts(t); v != 8 {
+			t.Fatalf("expect the 8 unstarted messages visible 2 s after cancel, got %d", v)
+		}
+		if n := f.srv.Calls().Op["ChangeMessageVisibilityBatch"]; n != 1 {
+			t.Errorf("expect the 8 released in one batch, got %d calls", n)
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 2 || s.Released != 8 {
+			t.Fatalf("expect the 2 running deleted and 8 released, got %+v", s)
+		}
+	})
+}
+
+// Defect 4: EventBridge Pipes passes the batch as a bare JSON array.
+func TestDefectLambdaAcceptsPipesArray(t *testing.T) {
+	h, seen := failing("b")
+	l := newLambda(t, h)
+	invoke := lambda.NewHandler(l.Handle)
+	record := func(id, body string) map[string]any {
+		return map[string]any{"messageId": id, "body": body, "eventSourceARN": stdArn, "attributes": map[string]string{"ApproximateReceiveCount": "1"}}
+	}
+	records := []map[string]any{record("m1", "a"), record("m2", "b")}
+	for name, payload := range map[string]any{"pipes array": records, "event source mapping": map[string]any{"Records": records}} {
+		t.Run(name, func(t *testing.T) {
+			*seen = nil
+			in, _ := json.Marshal(payload)
+			out, err := invoke.Invoke(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != `{"batchItemFailures":[{"itemIdentifier":"m2"}]}` {
+				t.Fatalf("unexpected response %s", out)
+			}
+			if len(*seen) != 2 {
+				t.Fatalf("expect both records handled, got %v", *seen)
+			}
+		})
+	}
+	var e Event
+	if err := json.Unmarshal([]byte(`{"Records": 5}`), &e); err == nil {
+		t.Fatal("expect a malformed event refused")
+	}
+}
+
+// Defect 5: options that were accepted and then misbehaved.
+func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
+	f := newQueue(t, "jobs", nil)
+	h := func(context.Context, *Message) error { return nil }
+	cases := map[string]func(*Options){
+		"MaxInFlight 1<<50 (makechan panic)":         func(o *Options) { o.MaxInFlight = 1 << 50 },
+		"Concurrency 1<<40":                          func(o *Options) { o.Concurrency = 1 << 40 },
+		"FromBackOff(nil) (nil func call)":           func(o *Options) { o.RedeliveryBackoff = backoff.FromBackOff(nil) },
+		"typed nil strategy":                         func(o *Options) { o.RedeliveryBackoff = (*backoff.Capped)(nil) },
+		"FullJitter{} receive backoff (never waits)": func(o *Options) { o.ReceiveBackoff = backoff.FullJitter{} },
+		"HeartbeatInterval 1ns (burns a core)":       func(o *Options) { o.HeartbeatInterval = time.Nanosecond },
+		"WaitTime 1500ms (silently truncated)":       func(o *Options) { o.WaitTime = 1500 * time.Millisecond },
+		"MaxReceiveConcurrency above its bound":      func(o *Options) { o.MaxReceiveConcurrency = 1 << 20 },
+		"ReceiveConcurrency above MaxReceive":        func(o *Options) { o.ReceiveConcurrency, o.MaxReceiveConcurrency = 5, 4 },
+		"HandlerTimeout below 1s":                    func(o *Options) { o.HandlerTimeout = time.Millisecond },
+		"DeleteLinger above 1s":                      func(o *Options) { o.DeleteLinger = time.Minute },
+	}
+	for name, fn := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := New(f.client, f.url, h, fn); !errors.Is(err, ErrConfig) {
+				t.Fatalf("expect ErrConfig, got %v", err)
+			}
+		})
+	}
+	t.Run("typed nil client (panicked in Run)", func(t *testing.T) {
+		if _, err := New((*sqs.Client)(nil), f.url, h); !errors.Is(err, ErrConfig) {
+			t.Fatalf("expect ErrConfig, got %v", err)
+		}
+	})
+	t.Run("HeartbeatInterval too long for the queue's visibility", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			q := newQueue(t, "short", map[string]string{"VisibilityTimeout": "20"})
+			q.send(t, "", "m")
+			var handled atomic.Int64
+			c, err := New(q.client, q.url, func(context.Context, *Message) error { handled.Add(1); return nil }, func(o *Options) {
+				o.HeartbeatInterval = 25 * time.Second
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Run(context.Background()); !errors.Is(err, ErrConfig) {
+				t.Fatalf("expect Run to refuse it with ErrConfig, got %v", err)
+			}
+			if v, _ := q.counts(t); v != 1 || handled.Load() != 0 {
+				t.Fatalf("expect the message left unhandled and visible, got %d visible, %d handled", v, handled.Load())
+			}
+		})
+	})
+}
+
+// Defect 6: on FIFO queues every failure of a group's head released the
+// messages received with it, costing each a receive; behind a poison
+// message they reached maxReceiveCount unhandled and were dead-lettered
+// with it.
+func TestDefectFIFOGroupMatesSurvivePoisonHead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sqsfake.New()
+		client := srv.Client()
+		ctx := context.Background()
+		dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs-dlq.fifo"), Attributes: map[string]string{"FifoQueue": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arn, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: dlq.QueueUrl, AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs.fifo"), Attributes: map[string]string{
+			"FifoQueue": "true", "ContentBasedDeduplication": "true",
+			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, arn.Attributes["QueueArn"]),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &qfix{srv: srv, client: client, url: *q.QueueUrl}
+		f.send(t, "g", "poison", "m1", "m2", "m3", "m4", "m5")
+		f.send(t, "h", "h1", "h2")
+		var mu sync.Mutex
+		var handled []string
+		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+			if m.Body == "poison" {
+				return errors.New("cannot handle")
+			}
+			mu.Lock()
+			handled = append(handled, m.Body)
+			mu.Unlock()
+			return nil
+		})
+		stop := started(t, c)
+		until(t, "every good message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 7 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlq.QueueUrl, MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dead []string
+		for _, m := range out.Messages {
+			dead = append(dead, aws.ToString(m.Body))
+		}
+		if !slices.Equal(dead, []string{"poison"}) {
+			t.Fatalf("expect only the poison message dead-lettered, got %v", dead)
+		}
+		var g []string
+		for _, b := range handled {
+			if b[0] == 'm' {
+				g = append(g, b)
+			}
+		}
+		if !slices.Equal(g, []string{"m1", "m2", "m3", "m4", "m5"}) {
+			t.Fatalf("expect the group's messages handled once each, in order, got %v", g)
+		}
+	})
+}

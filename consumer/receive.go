@@ -1,0 +1,262 @@
+package consumer
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/sqsrule"
+)
+
+// receiveState is how many receives may run at once. Guarded by run.mu.
+//
+// Receivers 0 … MaxReceiveConcurrency−1 exist for the whole Run; receiver i
+// receives only while i < target. The target starts at ReceiveConcurrency,
+// grows by one for each receive that came back full (so it doubles per
+// round trip while the queue has a backlog) and shrinks by one for each
+// that came back empty, never below the floor: an idle queue costs one long
+// poll per floor receiver per WaitTime.
+type receiveState struct {
+	target int
+}
+
+// receive is receiver idx's loop: it waits for its turn and for free
+// places, receives for them, and hands the messages over, until ctx is
+// done. On FIFO queues it goes through its own fifo.Receiver, so a receive
+// retried after a failure in transit reuses its ReceiveRequestAttemptId.
+func (r *run) receive(ctx context.Context, idx int) {
+	recv, err := fifo.NewReceiver(r.c.client, r.c.queueURL)
+	if err != nil {
+		r.stop(err)
+		return
+	}
+	errWaits := backoff.NewIterator(r.o.ReceiveBackoff)
+	for {
+		n, wait, ok := r.awaitTurn(idx)
+		if !ok {
+			return
+		}
+		var vis int32 // the queue's default, until read
+		select {
+		case <-r.visKnown:
+			vis = int32(r.o.VisibilityTimeout / time.Second)
+		default:
+		}
+		for {
+			out, err := recv.Receive(ctx, &sqs.ReceiveMessageInput{
+				MaxNumberOfMessages:         int32(n),
+				WaitTimeSeconds:             int32(wait / time.Second),
+				VisibilityTimeout:           vis,
+				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+				MessageAttributeNames:       []string{"All"},
+			})
+			if err == nil {
+				errWaits.Reset()
+				r.accept(idx, n, out.Messages, time.Now())
+				break
+			}
+			// A FIFO retry reuses the attempt id, and SQS then returns the
+			// first attempt's messages whatever MaxNumberOfMessages says:
+			// keep the places for them and ask for the same number.
+			retrySame := r.c.fifo && recv.AttemptID() != "" && ctx.Err() == nil
+			if !retrySame {
+				r.unreserve(n)
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			r.receiveFailed()
+			if sqserr.Final(err) {
+				r.log.LogAttrs(ctx, slog.LevelError, "consumer: receive failed for good", slog.String("error", err.Error()))
+				if retrySame {
+					r.unreserve(n)
+				}
+				r.stop(err)
+				return
+			}
+			d := receiveWait(errWaits)
+			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
+			if !backoff.Sleep(ctx, d) {
+				if retrySame {
+					r.unreserve(n)
+				}
+				return
+			}
+			if !retrySame {
+				break
+			}
+			r.mu.Lock()
+			r.guard.retrying(idx, time.Now(), n, wait)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// receiveWait is the next wait after a failed call, at least
+// minReceiveBackoff, starting over after Stop.
+func receiveWait(it *backoff.Iterator) (d time.Duration) {
+	defer func() {
+		if recover() != nil { // a strategy that panics late: wait the floor
+			d = minReceiveBackoff
+		}
+	}()
+	d = it.NextBackOff()
+	if d == backoff.Stop {
+		it.Reset()
+		d = it.NextBackOff()
+	}
+	return max(d, minReceiveBackoff)
+}
+
+// awaitTurn blocks until receiver idx may receive, reserves places and
+// returns how many messages to ask for and how long to wait. It returns
+// false once receiving has stopped.
+//
+// A receive needs idx < target, fewer than Concurrency messages already
+// waiting for a handler, and places: ten, or fewer when that is all there
+// is, no message is waiting and no other receive is on its way (so idle
+// handlers are fed at once, while under load receives come back full).
+func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for {
+		switch {
+		case r.pollDone:
+			return 0, 0, false
+		case idx >= r.recv.target:
+			// A place freed while this receiver waited for one is for
+			// another: pass the wake-up on.
+			r.placeCond.Signal()
+			r.turnCond.Wait()
+			continue
+		}
+		free, waiting := r.freeLocked(), r.waitingLocked()
+		n = 0
+		switch {
+		case waiting >= r.o.Concurrency:
+		case free >= sqsrule.MaxReceiveMessages:
+			n = sqsrule.MaxReceiveMessages
+		case free > 0 && waiting == 0 && r.reserved == 0:
+			n = free
+		}
+		if n == 0 {
+			r.placeCond.Wait()
+			continue
+		}
+		n, wait = r.guard.size(idx, time.Now(), n, r.o.WaitTime)
+		r.reserved += n
+		return n, wait, true
+	}
+}
+
+// waitingLocked counts the units of work waiting for a worker: messages, or
+// receives with NewBatch. Callers hold r.mu.
+func (r *run) waitingLocked() int {
+	if r.c.batch != nil {
+		return r.units.len()
+	}
+	return r.ready.len()
+}
+
+// unreserve gives back places a receive did not use.
+func (r *run) unreserve(n int) {
+	r.mu.Lock()
+	r.reserved -= n
+	r.mu.Unlock()
+	r.placeCond.Signal()
+}
+
+// receiveFailed shrinks the target after an error, like an empty receive.
+func (r *run) receiveFailed() {
+	r.mu.Lock()
+	r.recv.target = max(r.recv.target-1, r.o.ReceiveConcurrency)
+	r.mu.Unlock()
+}
+
+// accept takes the messages of one receive that asked for asked. They enter
+// the sequencer together, before any of them can start, so a failure cannot
+// let a later message of the same group from the same receive run first.
+//
+// Accounting holds whatever the receive returned: a message already held
+// (redelivered after its visibility lapsed, or listed twice) takes no new
+// place, its held copy switches to the newest receipt handle; messages
+// beyond the free places (a retried FIFO attempt can return more than was
+// asked) are released at once, untouched, and never counted.
+func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
+	<-r.visKnown // the first receive can return before the queue's visibility is read
+	if r.visErr != nil {
+		r.unreserve(asked)
+		for i := range sdkMsgs {
+			r.set.change(visChange{handle: aws.ToString(sdkMsgs[i].ReceiptHandle), kind: changeExcess})
+		}
+		return
+	}
+	vis := r.o.VisibilityTimeout
+	var fresh []*inflight
+	var excess []string
+	r.mu.Lock()
+	r.reserved -= asked
+	r.adaptLocked(asked, len(sdkMsgs))
+	capacity := r.freeLocked()
+	for i := range sdkMsgs {
+		sm := &sdkMsgs[i]
+		id, handle := aws.ToString(sm.MessageId), aws.ToString(sm.ReceiptHandle)
+		if t, held := r.tracked[id]; held {
+			t.handle, t.received, t.visibleUntil = handle, now, now.Add(vis)
+			r.log.LogAttrs(r.apiCtx, slog.LevelDebug, "consumer: redelivered while held; using the new receipt handle", slog.String("message_id", id))
+			continue
+		}
+		if capacity == 0 {
+			excess = append(excess, handle)
+			continue
+		}
+		capacity--
+		t := &inflight{handle: handle, received: now, visibleUntil: now.Add(vis)}
+		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: sm.MessageAttributes}
+		t.msg = &t.message
+		r.tracked[id] = t
+		fresh = append(fresh, t)
+	}
+	r.guard.received(idx, fresh)
+	r.syncInFlightLocked()
+	r.mu.Unlock()
+	for _, t := range fresh {
+		r.c.stats.received.Add(1)
+		r.h.received(t.msg)
+	}
+	// Receivers have all returned before shutdown begins, so nothing can
+	// drain the sequencer between these two locks.
+	r.mu.Lock()
+	r.startLocked(fresh)
+	r.mu.Unlock()
+
+	if len(excess) > 0 {
+		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: a receive returned more messages than places; releasing the rest",
+			slog.Int("asked", asked), slog.Int("got", len(sdkMsgs)), slog.Int("released", len(excess)))
+		for _, h := range excess {
+			r.set.change(visChange{handle: h, kind: changeExcess})
+		}
+	}
+	if len(excess) > 0 || len(fresh) < asked {
+		r.placeCond.Signal()
+	}
+}
+
+// adaptLocked moves the receive target after a receive that asked for asked
+// and got got messages. Callers hold r.mu.
+func (r *run) adaptLocked(asked, got int) {
+	switch {
+	case got >= asked && r.recv.target < r.o.MaxReceiveConcurrency:
+		r.recv.target++
+		r.turnCond.Broadcast()
+	case got == 0 && r.recv.target > r.o.ReceiveConcurrency:
+		r.recv.target--
+	}
+}

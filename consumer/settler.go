@@ -1,0 +1,357 @@
+package consumer
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/sqsrule"
+)
+
+// settleAttempts bounds the tries of a delete or release entry that keeps
+// failing in a retryable way (after the SDK's own retries); after them a
+// deleted message is left to come back (at least once), a released one to
+// its visibility timeout.
+const settleAttempts = 5
+
+// changeKind is what a visibility change is for.
+type changeKind uint8
+
+const (
+	changeRelease changeKind = iota // a failed or unstarted message, visible after seconds
+	changeExtend                    // the heartbeat
+	changeExcess                    // a message a receive returned beyond the free places
+)
+
+// visChange is one entry of a ChangeMessageVisibilityBatch call.
+type visChange struct {
+	t       *inflight // nil for changeExcess
+	handle  string    // changeExcess only; others read t.handle when sent
+	kind    changeKind
+	seconds int32
+	attempt int
+}
+
+// deleteEntry is one entry of a DeleteMessageBatch call.
+type deleteEntry struct {
+	t       *inflight
+	attempt int
+}
+
+// settler sends deletes and visibility changes in batches of up to ten,
+// with up to DeleteConcurrency calls in flight. Visibility changes go
+// first, at once (releases and extensions are time-critical); a delete
+// batch goes when it is full, when its oldest entry has waited
+// DeleteLinger, or when no message is waiting or running, since nothing
+// could then join it soon. A failed entry that may succeed later is queued
+// again after a delay, by a timer: no call ever waits behind another.
+type settler struct {
+	r      *run
+	limit  int
+	linger time.Duration
+
+	mu        sync.Mutex
+	drained   *sync.Cond
+	deletes   []deleteEntry
+	changes   []visChange
+	calls     int
+	retries   int // entries waiting for their retry timer
+	lingering bool
+	lingerEnd bool // the oldest pending delete has waited DeleteLinger
+	flushAll  bool // draining: partial batches go at once
+	plugs     int  // callers queueing several changes: partial batches wait for them
+	timer     *time.Timer
+}
+
+func newSettler(r *run) *settler {
+	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger}
+	s.drained = sync.NewCond(&s.mu)
+	s.timer = time.AfterFunc(time.Hour, s.lingerOver)
+	s.timer.Stop()
+	return s
+}
+
+// delete queues a handled message's delete.
+func (s *settler) delete(t *inflight) {
+	s.mu.Lock()
+	s.deletes = append(s.deletes, deleteEntry{t: t})
+	s.pumpLocked()
+	s.mu.Unlock()
+}
+
+// change queues a visibility change.
+func (s *settler) change(c visChange) {
+	s.mu.Lock()
+	s.changes = append(s.changes, c)
+	s.pumpLocked()
+	s.mu.Unlock()
+}
+
+// plug holds partial batches of visibility changes back until unplug, so a
+// caller that queues several (a shutdown, a heartbeat, a failed group) has
+// them sent ten to a call.
+func (s *settler) plug() {
+	s.mu.Lock()
+	s.plugs++
+	s.mu.Unlock()
+}
+
+func (s *settler) unplug() {
+	s.mu.Lock()
+	s.plugs--
+	s.pumpLocked()
+	s.mu.Unlock()
+}
+
+// kick sends a partial delete batch now: nothing else will join it soon.
+func (s *settler) kick() {
+	s.mu.Lock()
+	if len(s.deletes) > 0 {
+		s.lingerEnd = true
+		s.pumpLocked()
+	}
+	s.mu.Unlock()
+}
+
+func (s *settler) lingerOver() {
+	s.mu.Lock()
+	s.lingering = false
+	if len(s.deletes) > 0 {
+		s.lingerEnd = true
+		s.pumpLocked()
+	}
+	s.mu.Unlock()
+}
+
+// drain sends everything queued, partial batches included, and waits until
+// every call and retry has ended.
+func (s *settler) drain() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushAll = true
+	s.pumpLocked()
+	for s.calls > 0 || s.retries > 0 || len(s.deletes) > 0 || len(s.changes) > 0 {
+		s.drained.Wait()
+	}
+	s.flushAll = false
+	s.timer.Stop()
+}
+
+// pumpLocked starts calls while there is room and something to send.
+// Callers hold s.mu.
+func (s *settler) pumpLocked() {
+	for s.calls < s.limit {
+		switch {
+		case len(s.changes) >= sqsrule.MaxBatchEntries || (len(s.changes) > 0 && s.plugs == 0):
+			batch := takeFront(&s.changes)
+			s.calls++
+			go s.sendChanges(batch)
+		case len(s.deletes) >= sqsrule.MaxBatchEntries || (len(s.deletes) > 0 && (s.lingerEnd || s.flushAll || s.r.busy.Load() == 0)):
+			batch := takeFront(&s.deletes)
+			if len(s.deletes) == 0 {
+				s.lingerEnd = false
+				if s.lingering {
+					s.timer.Stop()
+					s.lingering = false
+				}
+			}
+			s.calls++
+			go s.sendDeletes(batch)
+		default:
+			if len(s.deletes) > 0 && !s.lingering && !s.lingerEnd {
+				s.lingering = true
+				s.timer.Reset(s.linger)
+			}
+			return
+		}
+	}
+}
+
+// takeFront removes up to a batch of entries from the front of q, keeping
+// q's array for the entries that come next.
+func takeFront[T any](q *[]T) []T {
+	n := min(len(*q), sqsrule.MaxBatchEntries)
+	batch := append([]T(nil), (*q)[:n]...)
+	rest := copy(*q, (*q)[n:])
+	clear((*q)[rest:])
+	*q = (*q)[:rest]
+	return batch
+}
+
+// ended records the end of a call and sends what waits.
+func (s *settler) ended() {
+	s.mu.Lock()
+	s.calls--
+	s.pumpLocked()
+	s.drained.Broadcast()
+	s.mu.Unlock()
+}
+
+// retryLater queues a failed entry again after a delay that grows with its
+// attempt.
+func (s *settler) retryLater(attempt int, requeue func()) {
+	s.mu.Lock()
+	s.retries++
+	s.mu.Unlock()
+	time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
+		s.mu.Lock()
+		s.retries--
+		requeue()
+		s.pumpLocked()
+		s.drained.Broadcast()
+		s.mu.Unlock()
+	})
+}
+
+// sendDeletes deletes a batch with each message's latest receipt handle. A
+// message whose lease was lost, or whose visibility lapsed, is not deleted:
+// SQS may have delivered it again, and on a standard queue a stale handle's
+// delete succeeds without deleting.
+func (s *settler) sendDeletes(batch []deleteEntry) {
+	defer s.ended()
+	r := s.r
+	now := time.Now()
+	entries := make([]types.DeleteMessageBatchRequestEntry, 0, len(batch))
+	sent := make([]deleteEntry, 0, len(batch))
+	handles := make([]string, 0, len(batch))
+	var lost []deleteEntry
+	r.mu.Lock()
+	for _, e := range batch {
+		t := e.t
+		if t.lost == nil && !now.Before(t.visibleUntil) {
+			r.loseLocked(t, fmt.Errorf("%w: visibility lapsed before the delete", ErrLeaseLost))
+		}
+		if t.lost != nil {
+			lost = append(lost, e)
+			continue
+		}
+		entries = append(entries, types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(len(entries))), ReceiptHandle: aws.String(t.handle)})
+		sent = append(sent, e)
+		handles = append(handles, t.handle)
+	}
+	r.mu.Unlock()
+	for _, e := range lost {
+		r.deleted(e.t, e.t.lost)
+	}
+	if len(entries) == 0 {
+		return
+	}
+	out, err := r.c.client.DeleteMessageBatch(r.apiCtx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	failed := batchFailures(out, err, len(sent))
+	for i, e := range sent {
+		ferr := failed[i]
+		switch {
+		case ferr == nil:
+			if s.handleChanged(e.t, handles[i]) {
+				// Redelivered to us while the delete was in flight: on a
+				// standard queue the old handle may not have deleted it.
+				s.requeueDelete(e)
+				continue
+			}
+			r.deleted(e.t, nil)
+		case retryable(ferr) && e.attempt+1 < settleAttempts:
+			e.attempt++
+			s.retryLater(e.attempt, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
+		default:
+			r.deleted(e.t, ferr)
+		}
+	}
+}
+
+func (s *settler) handleChanged(t *inflight, sent string) bool {
+	s.r.mu.Lock()
+	defer s.r.mu.Unlock()
+	return t.handle != sent
+}
+
+func (s *settler) requeueDelete(e deleteEntry) {
+	s.mu.Lock()
+	s.deletes = append(s.deletes, e)
+	s.lingerEnd = true
+	s.mu.Unlock()
+}
+
+// sendChanges changes the visibility of a batch and reports each entry.
+func (s *settler) sendChanges(batch []visChange) {
+	defer s.ended()
+	r := s.r
+	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(batch))
+	handles := make([]string, len(batch))
+	r.mu.Lock()
+	for i, c := range batch {
+		handles[i] = c.handle
+		if c.t != nil {
+			handles[i] = c.t.handle
+		}
+		entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(handles[i]), VisibilityTimeout: c.seconds}
+	}
+	r.mu.Unlock()
+	sent := time.Now()
+	out, err := r.c.client.ChangeMessageVisibilityBatch(r.apiCtx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	failed := batchFailures(out, err, len(batch))
+	for i, c := range batch {
+		ferr := failed[i]
+		if ferr != nil && c.kind != changeExtend && retryable(ferr) && c.attempt+1 < settleAttempts {
+			c.attempt++
+			s.retryLater(c.attempt, func() { s.changes = append(s.changes, c) })
+			continue
+		}
+		if ferr != nil {
+			r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: change visibility failed", slog.String("error", ferr.Error()))
+		}
+		switch c.kind {
+		case changeRelease:
+			r.released(c.t, ferr, c.seconds)
+		case changeExtend:
+			r.extended(c, handles[i], sent, ferr)
+		}
+	}
+}
+
+// batchFailures maps a batch call's outcome to each of n entries: the
+// call's error, the entry's Failed[] error, or nil.
+func batchFailures[Out any](out *Out, err error, n int) []error {
+	errs := make([]error, n)
+	if err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	var failed []types.BatchResultErrorEntry
+	switch o := any(out).(type) {
+	case *sqs.DeleteMessageBatchOutput:
+		failed = o.Failed
+	case *sqs.ChangeMessageVisibilityBatchOutput:
+		failed = o.Failed
+	}
+	for _, f := range failed {
+		if i, convErr := strconv.Atoi(aws.ToString(f.Id)); convErr == nil && i >= 0 && i < n {
+			errs[i] = &entryError{code: aws.ToString(f.Code), message: aws.ToString(f.Message), senderFault: f.SenderFault}
+		}
+	}
+	return errs
+}
+
+// retryable reports whether an entry's or a call's failure may pass.
+func retryable(err error) bool {
+	if e, ok := err.(*entryError); ok {
+		return !e.senderFault
+	}
+	return sqserr.Transient(err)
+}
+
+// entryError is a batch entry's failure.
+type entryError struct {
+	code, message string
+	senderFault   bool
+}
+
+func (e *entryError) Error() string { return e.code + ": " + e.message }

@@ -1,0 +1,360 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// startLocked admits newly received messages to the sequencer and queues
+// those that may start for a worker. Callers hold r.mu.
+func (r *run) startLocked(ts []*inflight) {
+	if len(ts) == 0 {
+		return
+	}
+	if r.c.batch != nil {
+		msgs := make([]*Message, len(ts))
+		for i, t := range ts {
+			msgs[i] = t.msg
+		}
+		start := r.seq.admitAll(msgs)
+		if len(start) == 0 {
+			return
+		}
+		unit := make([]*inflight, len(start))
+		for i, m := range start {
+			unit[i] = r.tracked[m.ID]
+		}
+		r.pushUnitLocked(unit)
+		return
+	}
+	for _, t := range ts {
+		if r.seq.admit(t.msg) {
+			r.pushLocked(t)
+		}
+	}
+}
+
+// pushLocked queues a message that may start. Callers hold r.mu.
+func (r *run) pushLocked(t *inflight) {
+	if r.c.batch != nil {
+		r.pushUnitLocked([]*inflight{t})
+		return
+	}
+	r.busy.Add(1)
+	t.pushed = true
+	r.ready.push(t)
+	r.workCond.Signal()
+}
+
+func (r *run) pushUnitLocked(unit []*inflight) {
+	r.busy.Add(int32(len(unit)))
+	for _, t := range unit {
+		t.pushed = true
+	}
+	r.units.push(unit)
+	r.workCond.Signal()
+}
+
+// work runs handlers, in the order their messages became ready, until
+// shutdown has closed the queue.
+func (r *run) work() {
+	defer r.workers.Done()
+	for {
+		unit, ctx, cancel, ok := r.next()
+		if !ok {
+			return
+		}
+		if len(unit) > 0 {
+			r.runUnit(ctx, cancel, unit)
+		}
+	}
+}
+
+// next takes the next unit of work and marks its messages running under a
+// fresh ctx. A message whose lease was lost before it started fails
+// instead (the returned unit then lacks it).
+func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.CancelCauseFunc, ok bool) {
+	r.mu.Lock()
+	for r.waitingLocked() == 0 && !r.closed {
+		r.workCond.Wait()
+	}
+	if r.waitingLocked() == 0 {
+		r.mu.Unlock()
+		return nil, nil, nil, false
+	}
+	if r.c.batch != nil {
+		unit = r.units.pop()
+	} else {
+		unit = []*inflight{r.ready.pop()}
+	}
+	var lost []*inflight
+	started := unit[:0]
+	for _, t := range unit {
+		if t.lost != nil {
+			lost = append(lost, t)
+			continue
+		}
+		started = append(started, t)
+	}
+	if len(started) > 0 {
+		ctx, cancel = context.WithCancelCause(r.hctx)
+		for _, t := range started {
+			t.state, t.cancel = stateRunning, cancel
+			r.running++
+		}
+	}
+	r.mu.Unlock()
+	r.placeCond.Signal() // one fewer waiting: a receive may go
+	for _, t := range lost {
+		r.finish(t, t.lost, 0, false)
+	}
+	return started, ctx, cancel, true
+}
+
+// runUnit runs the handler for a unit and settles its messages. A handler
+// that panics fails its messages (PanicError); one that calls
+// runtime.Goexit fails them (ErrHandlerExited), and this worker is
+// replaced so Concurrency holds; one that outlives HandlerTimeout has them
+// failed by the timer while it still runs.
+func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit []*inflight) {
+	timer := time.AfterFunc(r.o.HandlerTimeout, func() {
+		cancel(ErrHandlerTimeout)
+		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
+	})
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		// The handler called runtime.Goexit: this goroutine is ending.
+		timer.Stop()
+		cancel(ErrHandlerExited)
+		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].msg.ID))
+		r.settleAll(unit, ErrHandlerExited, 0)
+		r.workers.Add(1)
+		go r.work()
+	}()
+	began := time.Now()
+	var errs []error
+	if r.c.batch != nil {
+		errs = r.callBatch(ctx, unit)
+	} else {
+		errs = []error{invoke(ctx, r.c.handler, unit[0].msg)}
+	}
+	returned = true
+	took := time.Since(began)
+	stopped := timer.Stop()
+	cancel(nil)
+	if !stopped {
+		return // the timer failed them
+	}
+	if len(unit) > 1 {
+		r.set.plug()
+		defer r.set.unplug()
+	}
+	for i, t := range unit {
+		r.finish(t, errs[i], took, true)
+	}
+}
+
+// callBatch runs the batch handler over a unit and returns one result per
+// message: a missing result or a panic fails the message, and on FIFO a
+// message after a failure of its group is held back (not deleted).
+func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
+	msgs := make([]*Message, len(unit))
+	for i, t := range unit {
+		msgs[i] = t.msg
+	}
+	errs := invokeBatch(ctx, r.c.batch, msgs)
+	if r.c.fifo {
+		holdBackAfterFailures(msgs, errs, r.o.StopOnFirstFailure)
+	}
+	return errs
+}
+
+// settleAll fails every message of a unit with err.
+func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
+	r.set.plug()
+	defer r.set.unplug()
+	for _, t := range unit {
+		r.finish(t, err, took, true)
+	}
+}
+
+// finish settles a message once: after its handler, instead of it, or when
+// the consumer stops waiting for it. A success is queued for delete; a
+// failure of the handler (ran) is released per the failure policy; a
+// message never handled (!ran) is released at once; a lost lease is left
+// alone. The sequencer then starts what may start and gives up what may
+// not.
+func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
+	now := time.Now()
+	r.mu.Lock()
+	if t.settled {
+		r.mu.Unlock()
+		return
+	}
+	t.settled = true
+	wasRunning := t.state == stateRunning
+	if wasRunning {
+		r.running--
+		if r.running == 0 && r.idle != nil {
+			close(r.idle)
+			r.idle = nil
+		}
+	}
+	if err == nil && t.lost == nil && !now.Before(t.visibleUntil) {
+		r.loseLocked(t, fmt.Errorf("%w: its visibility lapsed before its handler returned", ErrLeaseLost))
+	}
+	lost := t.lost
+	if lost != nil && err == nil {
+		err = lost // the handler succeeded too late: not deleted
+	}
+	delay := time.Duration(0)
+	switch {
+	case err == nil:
+		t.state = stateDeleting
+	case lost != nil:
+		r.forgetLocked(t)
+	case !ran:
+		r.leaveLocked(t)
+	default:
+		delay = r.failureDelay(t.msg, err)
+		if r.c.fifo {
+			delay = r.guard.failed(t.msg.GroupID(), now, delay, t.visibleUntil)
+		}
+		r.leaveLocked(t)
+	}
+	next, givenUp := r.seq.done(t.msg, err != nil)
+	for _, m := range next {
+		r.pushLocked(r.tracked[m.ID])
+	}
+	gaveUp := make([]*inflight, 0, len(givenUp))
+	for _, m := range givenUp {
+		if g := r.tracked[m.ID]; g != nil && !g.settled {
+			g.settled = true
+			r.leaveLocked(g)
+			gaveUp = append(gaveUp, g)
+		}
+	}
+	r.syncInFlightLocked()
+	r.mu.Unlock()
+	if t.pushed {
+		r.busy.Add(-1)
+	}
+
+	if len(gaveUp) > 0 {
+		r.set.plug()
+		defer r.set.unplug()
+	}
+	switch {
+	case err == nil:
+		r.c.stats.handled.Add(1)
+		r.h.handled(t.msg, took)
+		r.set.delete(t)
+	case lost != nil:
+		r.c.stats.failed.Add(1)
+		r.h.failed(t.msg, err)
+		r.placeCond.Signal()
+	case !ran:
+		r.c.stats.failed.Add(1)
+		r.h.failed(t.msg, err)
+		r.set.change(visChange{t: t, kind: changeRelease})
+	default:
+		r.c.stats.failed.Add(1)
+		r.h.failed(t.msg, err)
+		r.logFailure(t.msg, err)
+		if delay >= 0 {
+			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension))})
+		} else {
+			r.released(t, nil, -1) // left to its timeout: the place is free now
+		}
+	}
+	if len(gaveUp) > 0 {
+		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID())
+		for _, g := range gaveUp {
+			r.c.stats.failed.Add(1)
+			r.h.failed(g.msg, cause)
+			r.set.change(visChange{t: g, kind: changeRelease})
+		}
+	}
+	if r.busy.Load() == 0 {
+		r.set.kick() // nothing else can join a partial delete batch soon
+	}
+}
+
+// failureDelay is when a failed message should be visible again; negative
+// means leave it to its visibility timeout. A RedeliveryBackoff that
+// panics, or returns Stop, makes it visible at once.
+func (r *run) failureDelay(m *Message, err error) (d time.Duration) {
+	if d, ok := retryDelay(err); ok {
+		return max(d, 0)
+	}
+	switch r.o.OnFailure {
+	case ReleaseNow:
+		return 0
+	case LeaveToTimeout:
+		return -1
+	}
+	defer func() {
+		if recover() != nil {
+			d = 0
+		}
+	}()
+	return max(r.o.RedeliveryBackoff.Delay(max(m.ReceiveCount()-1, 0), 0), 0)
+}
+
+// seconds rounds a delay to SQS's whole seconds.
+func seconds(d time.Duration) int32 {
+	return int32(d.Round(time.Second) / time.Second)
+}
+
+// leaveLocked stops holding t while its release is in flight: it leaves
+// the tracked set at once, so a receive that races the release sees a new
+// message, not a redelivery of a held one, but keeps its place until the
+// release call returns. Callers hold r.mu.
+func (r *run) leaveLocked(t *inflight) {
+	r.forgetLocked(t)
+	r.releasing++
+}
+
+// forgetLocked removes t from the tracked set. Callers hold r.mu.
+func (r *run) forgetLocked(t *inflight) {
+	if r.tracked[t.msg.ID] == t {
+		delete(r.tracked, t.msg.ID)
+	}
+}
+
+// released ends a release: err is the call's (nil when made visible), secs
+// the visibility asked for, −1 when nothing was asked.
+func (r *run) released(t *inflight, err error, secs int32) {
+	r.mu.Lock()
+	r.releasing--
+	r.syncInFlightLocked()
+	r.mu.Unlock()
+	r.placeCond.Signal()
+	if err == nil && secs >= 0 {
+		r.c.stats.released.Add(1)
+		r.h.released(t.msg, time.Duration(secs)*time.Second)
+	}
+}
+
+// deleted ends a delete: err nil means SQS deleted the message.
+func (r *run) deleted(t *inflight, err error) {
+	r.mu.Lock()
+	r.forgetLocked(t)
+	r.syncInFlightLocked()
+	r.mu.Unlock()
+	r.placeCond.Signal()
+	if err == nil {
+		r.c.stats.deleted.Add(1)
+		r.h.deleted(t.msg)
+		return
+	}
+	r.c.stats.deleteFailed.Add(1)
+	r.h.deleteFailed(t.msg, err)
+	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: delete failed; the message will be delivered again",
+		slog.String("message_id", t.msg.ID), slog.String("error", err.Error()))
+}
