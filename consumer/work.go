@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/aws/smithy-go/tracing"
+	"github.com/sqskit/sqskit/internal/dispatch"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // startLocked admits newly received messages to the sequencer and queues
@@ -18,7 +22,7 @@ func (r *run) startLocked(ts []*inflight) {
 		for i, t := range ts {
 			msgs[i] = t.msg
 		}
-		start := r.seq.admitAll(msgs)
+		start := r.seq.AdmitAll(msgs)
 		if len(start) == 0 {
 			return
 		}
@@ -30,7 +34,7 @@ func (r *run) startLocked(ts []*inflight) {
 		return
 	}
 	for _, t := range ts {
-		if r.seq.admit(t.msg) {
+		if r.seq.Admit(t.msg) {
 			r.pushLocked(t)
 		}
 	}
@@ -99,7 +103,11 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 		started = append(started, t)
 	}
 	if len(started) > 0 {
-		ctx, cancel = context.WithCancelCause(r.hctx)
+		parent := r.hctx
+		if r.c.batch == nil {
+			parent = started[0].ctx // the message's: its trace context and process span
+		}
+		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
 			t.state, t.cancel = stateRunning, cancel
 			r.running++
@@ -141,7 +149,7 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	if r.c.batch != nil {
 		errs = r.callBatch(ctx, unit)
 	} else {
-		errs = []error{invoke(ctx, r.c.handler, unit[0].msg)}
+		errs = []error{dispatch.Invoke(ctx, r.c.handler, unit[0].msg, panicked)}
 	}
 	returned = true
 	took := time.Since(began)
@@ -167,10 +175,19 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	for i, t := range unit {
 		msgs[i] = t.msg
 	}
-	errs := invokeBatch(ctx, r.c.batch, msgs)
+	ctx, span := r.obs.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	span.Set(telemetry.AttrBatchCount, len(msgs))
+	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
-		holdBackAfterFailures(msgs, errs, r.o.StopOnFirstFailure)
+		dispatch.HoldBack(msgs, errs, r.o.StopOnFirstFailure, ErrHeldBack)
 	}
+	for _, err := range errs {
+		if err != nil {
+			span.Fail(errorType(err))
+			break
+		}
+	}
+	span.End(nil)
 	return errs
 }
 
@@ -227,7 +244,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		}
 		r.leaveLocked(t)
 	}
-	next, givenUp := r.seq.done(t.msg, err != nil)
+	next, givenUp := r.seq.Done(t.msg, err != nil)
 	for _, m := range next {
 		r.pushLocked(r.tracked[m.ID])
 	}
@@ -251,21 +268,17 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	}
 	switch {
 	case err == nil:
-		r.c.stats.handled.Add(1)
-		r.h.handled(t.msg, took)
+		r.obs.settled(t, nil, took, ran)
 		r.set.delete(t)
 	case lost != nil:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
+		r.obs.settled(t, err, took, ran)
 		r.placeCond.Signal()
 	case !ran:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
+		r.obs.settled(t, err, took, ran)
 		r.set.change(visChange{t: t, kind: changeRelease})
 	default:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
-		r.logFailure(t.msg, err)
+		r.obs.settled(t, err, took, ran)
+		r.logFailure(t, err)
 		if delay >= 0 {
 			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension))})
 		} else {
@@ -275,8 +288,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	if len(gaveUp) > 0 {
 		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID())
 		for _, g := range gaveUp {
-			r.c.stats.failed.Add(1)
-			r.h.failed(g.msg, cause)
+			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
 		}
 	}
@@ -336,8 +348,7 @@ func (r *run) released(t *inflight, err error, secs int32) {
 	r.mu.Unlock()
 	r.placeCond.Signal()
 	if err == nil && secs >= 0 {
-		r.c.stats.released.Add(1)
-		r.h.released(t.msg, time.Duration(secs)*time.Second)
+		r.obs.released(t, time.Duration(secs)*time.Second)
 	}
 }
 
@@ -349,12 +360,10 @@ func (r *run) deleted(t *inflight, err error) {
 	r.mu.Unlock()
 	r.placeCond.Signal()
 	if err == nil {
-		r.c.stats.deleted.Add(1)
-		r.h.deleted(t.msg)
+		r.obs.deleted(t)
 		return
 	}
-	r.c.stats.deleteFailed.Add(1)
-	r.h.deleteFailed(t.msg, err)
+	r.obs.deleteFailed(t, err)
 	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: delete failed; the message will be delivered again",
 		slog.String("message_id", t.msg.ID), slog.String("error", err.Error()))
 }

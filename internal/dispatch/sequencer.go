@@ -1,7 +1,18 @@
-package consumer
+// Package dispatch holds the rules the consuming side applies the same way
+// in the long-poller (package consumer) and in the Lambda adapter (package
+// handler): which messages may start (FIFO order), how a handler is called
+// so that a panic is a failure, and which successes a FIFO batch holds back.
+// It is generic over the message type, so both packages share it without
+// depending on each other's internals, and lean (standard library only).
+package dispatch
 
-// sequencer decides which messages may start and which are given up, for
-// the poller and for Lambda alike:
+// Grouped is a message with a FIFO group (or "").
+type Grouped interface {
+	comparable
+	GroupID() string
+}
+
+// Sequencer decides which messages may start and which are given up:
 //
 //   - on standard queues every message may start at once;
 //   - on FIFO queues one message per group runs at a time, in arrival order
@@ -14,33 +25,35 @@ package consumer
 //     gives up everything after it.
 //
 // It is not safe for concurrent use; callers serialise access.
-type sequencer struct {
+type Sequencer[M Grouped] struct {
 	fifo, stopAll bool
-	groups        map[string]*group
+	groups        map[string]*group[M]
 }
 
-type group struct {
+type group[M Grouped] struct {
 	running int  // messages of the group running (more than one only in one batch)
 	failed  bool // one of the running messages failed
-	queue   []*Message
+	queue   []M
 }
 
-func newSequencer(fifo, stopAll bool) *sequencer {
-	return &sequencer{fifo: fifo, stopAll: stopAll, groups: map[string]*group{}}
+// NewSequencer returns a Sequencer for a FIFO queue or not.
+func NewSequencer[M Grouped](fifo, stopAll bool) *Sequencer[M] {
+	return &Sequencer[M]{fifo: fifo, stopAll: stopAll, groups: map[string]*group[M]{}}
 }
 
-func (s *sequencer) group(m *Message) *group {
+func (s *Sequencer[M]) group(m M) *group[M] {
 	g := s.groups[s.key(m)]
 	if g == nil {
-		g = &group{}
+		g = &group[M]{}
 		s.groups[s.key(m)] = g
 	}
 	return g
 }
 
-// admit takes a message in arrival order and reports whether it may start
-// now. A message that may not start waits until done lets it, or is given up.
-func (s *sequencer) admit(m *Message) (start bool) {
+// Admit takes a message in arrival order and reports whether it may start
+// now. A message that may not start waits until Done lets it, or is given
+// up.
+func (s *Sequencer[M]) Admit(m M) (start bool) {
 	if !s.fifo {
 		return true
 	}
@@ -53,14 +66,14 @@ func (s *sequencer) admit(m *Message) (start bool) {
 	return true
 }
 
-// admitAll takes one receive's messages as one unit of work and returns
+// AdmitAll takes one receive's messages as one unit of work and returns
 // those that may start with it: every message whose group is not running
 // in another unit. The others wait, and start later one by one.
-func (s *sequencer) admitAll(msgs []*Message) (start []*Message) {
+func (s *Sequencer[M]) AdmitAll(msgs []M) (start []M) {
 	if !s.fifo {
 		return msgs
 	}
-	claimed := map[*group]bool{}
+	claimed := map[*group[M]]bool{}
 	for _, m := range msgs {
 		g := s.group(m)
 		if !claimed[g] && (g.running > 0 || len(g.queue) > 0) {
@@ -74,9 +87,9 @@ func (s *sequencer) admitAll(msgs []*Message) (start []*Message) {
 	return start
 }
 
-// done records that m finished, and returns the messages that may start now
+// Done records that m finished, and returns the messages that may start now
 // and those given up because m (or a message running with it) failed.
-func (s *sequencer) done(m *Message, failed bool) (next, givenUp []*Message) {
+func (s *Sequencer[M]) Done(m M, failed bool) (next, givenUp []M) {
 	if !s.fifo {
 		return nil, nil
 	}
@@ -97,7 +110,7 @@ func (s *sequencer) done(m *Message, failed bool) (next, givenUp []*Message) {
 		delete(s.groups, s.key(m))
 		return nil, givenUp
 	}
-	next = []*Message{g.queue[0]}
+	next = []M{g.queue[0]}
 	g.queue = g.queue[1:]
 	g.running = 1
 	return next, givenUp
@@ -105,16 +118,16 @@ func (s *sequencer) done(m *Message, failed bool) (next, givenUp []*Message) {
 
 // key is the sequence a message belongs to: its group, or one sequence for
 // the whole batch with stopAll.
-func (s *sequencer) key(m *Message) string {
+func (s *Sequencer[M]) key(m M) string {
 	if s.stopAll {
 		return ""
 	}
 	return m.GroupID()
 }
 
-// drain gives up every waiting message (shutdown).
-func (s *sequencer) drain() []*Message {
-	var out []*Message
+// Drain gives up every waiting message (shutdown).
+func (s *Sequencer[M]) Drain() []M {
+	var out []M
 	for id, g := range s.groups {
 		out = append(out, g.queue...)
 		g.queue = nil

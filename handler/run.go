@@ -1,23 +1,25 @@
-package consumer
+package handler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
 )
 
-// batchRun handles one batch of messages (a Lambda invocation) with the
-// sequencer's rules, a concurrency limit and a deadline margin.
+// batchRun handles one invocation's messages with the sequencer's rules, a
+// concurrency limit and a deadline margin.
 type batchRun struct {
+	inv         *invocation
 	handler     Handler
 	concurrency int
 	margin      time.Duration
-	fifo        bool
 	stopAll     bool
 	logger      *slog.Logger
-	hooks       *Hooks
 }
 
 // batchState is one invocation's progress, guarded by mu.
@@ -27,8 +29,8 @@ type batchState struct {
 	position map[*Message]int
 	mu       sync.Mutex
 	cond     *sync.Cond
-	seq      *sequencer
-	ready    fifoQueue[int]
+	seq      *dispatch.Sequencer[*Message]
+	ready    []int
 	errs     []error
 	settled  []bool
 	left     int
@@ -38,17 +40,18 @@ type batchState struct {
 	workers  sync.WaitGroup
 }
 
-// run handles msgs and returns each one's outcome, nil for success. A
-// message is not started (ErrNotStarted) when an earlier message of its FIFO
-// group failed (with stopAll: any earlier message), or when ctx's deadline
-// is closer than the margin. A handler that panics or calls runtime.Goexit
-// fails its message (and the worker is replaced). run returns when every
-// message is settled, or when ctx is done: messages then still running or
-// waiting are failed, and a handler still running is left to return on its
-// own.
-func (b *batchRun) run(ctx context.Context, msgs []*Message) []error {
+// run handles the invocation's messages and returns each one's outcome, nil
+// for success. A message is not started (ErrNotStarted) when an earlier
+// message of its FIFO group failed (with stopAll: any earlier message), or
+// when ctx's deadline is closer than the margin. A handler that panics or
+// calls runtime.Goexit fails its message (and the worker is replaced). run
+// returns when every message is settled, or when ctx is done: messages then
+// still running or waiting are failed, and a handler still running is left
+// to return on its own.
+func (b *batchRun) run(ctx context.Context) []error {
+	msgs := b.inv.msgs
 	s := &batchState{
-		b: b, msgs: msgs, seq: newSequencer(b.fifo, b.stopAll),
+		b: b, msgs: msgs, seq: dispatch.NewSequencer[*Message](b.inv.fifo, b.stopAll),
 		errs: make([]error, len(msgs)), settled: make([]bool, len(msgs)), left: len(msgs), allDone: make(chan struct{}),
 	}
 	if len(msgs) == 0 {
@@ -58,8 +61,8 @@ func (b *batchRun) run(ctx context.Context, msgs []*Message) []error {
 	s.position = make(map[*Message]int, len(msgs))
 	for i, m := range msgs {
 		s.position[m] = i
-		if s.seq.admit(m) {
-			s.ready.push(i)
+		if s.seq.Admit(m) {
+			s.ready = append(s.ready, i)
 		}
 	}
 	for range max(1, min(b.concurrency, len(msgs))) {
@@ -75,7 +78,7 @@ func (b *batchRun) run(ctx context.Context, msgs []*Message) []error {
 	defer s.mu.Unlock()
 	for i := range msgs {
 		if !s.settled[i] {
-			s.settleLocked(i, fmt.Errorf("%w: the invocation ended before it finished", ErrNotStarted))
+			s.settleLocked(i, fmt.Errorf("%w: the invocation ended before it finished", ErrNotStarted), 0, false)
 		}
 	}
 	s.over = true
@@ -88,16 +91,17 @@ func (s *batchState) work(ctx context.Context) {
 	defer s.workers.Done()
 	for {
 		s.mu.Lock()
-		for s.ready.len() == 0 && s.left > 0 && !s.over {
+		for len(s.ready) == 0 && s.left > 0 && !s.over {
 			s.cond.Wait()
 		}
-		if s.ready.len() == 0 {
+		if len(s.ready) == 0 {
 			s.mu.Unlock()
 			return
 		}
-		i := s.ready.pop()
+		i := s.ready[0]
+		s.ready = s.ready[1:]
 		if reason := s.b.notStartable(ctx); reason != "" {
-			s.settleLocked(i, fmt.Errorf("%w: %s", ErrNotStarted, reason))
+			s.settleLocked(i, fmt.Errorf("%w: %s", ErrNotStarted, reason), 0, false)
 			s.mu.Unlock()
 			continue
 		}
@@ -106,40 +110,39 @@ func (s *batchState) work(ctx context.Context) {
 	}
 }
 
-// handle runs message i's handler and settles it. If the handler calls
-// runtime.Goexit, the message fails and a new worker takes this one's place.
+// handle runs message i's handler in the message's ctx (a child of the
+// invocation's ctx) and settles it. If the handler calls runtime.Goexit, the
+// message fails and a new worker takes this one's place.
 func (s *batchState) handle(ctx context.Context, i int) {
-	m := s.msgs[i]
+	m, mctx := s.msgs[i], s.b.inv.ctxs[i]
+	start := time.Now()
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
-		s.b.logger.LogAttrs(ctx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", m.ID))
-		s.settle(i, ErrHandlerExited)
+		s.b.logger.LogAttrs(mctx, slog.LevelWarn, "handler: handler called runtime.Goexit", slog.String("message_id", m.ID))
+		s.settle(i, ErrHandlerExited, time.Since(start), true)
 		s.workers.Add(1)
 		go s.work(ctx)
 	}()
-	start := time.Now()
-	err := invoke(ctx, s.b.handler, m)
+	err := dispatch.Invoke(mctx, s.b.handler, m, panicked)
 	returned = true
-	if err == nil {
-		s.b.hooks.handled(m, time.Since(start))
-	} else {
-		s.b.logFailure(ctx, m, err)
+	if err != nil {
+		s.b.logFailure(mctx, m, err)
 	}
-	s.settle(i, err)
+	s.settle(i, err, time.Since(start), true)
 }
 
-func (s *batchState) settle(i int, err error) {
+func (s *batchState) settle(i int, err error, took time.Duration, ran bool) {
 	s.mu.Lock()
-	s.settleLocked(i, err)
+	s.settleLocked(i, err, took, ran)
 	s.mu.Unlock()
 }
 
 // settleLocked records message i's outcome once, hands on what the
 // sequencer releases, and gives up what it stops. Callers hold s.mu.
-func (s *batchState) settleLocked(i int, err error) {
+func (s *batchState) settleLocked(i int, err error, took time.Duration, ran bool) {
 	if s.settled[i] || s.over {
 		return
 	}
@@ -147,15 +150,13 @@ func (s *batchState) settleLocked(i int, err error) {
 	s.errs[i] = err
 	s.left--
 	m := s.msgs[i]
-	if err != nil {
-		s.b.hooks.failed(m, err)
-	}
-	next, givenUp := s.seq.done(m, err != nil)
+	s.b.inv.settle(i, err, took, ran)
+	next, givenUp := s.seq.Done(m, err != nil)
 	for _, g := range givenUp {
-		s.settleLocked(s.index(g), fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, g.GroupID()))
+		s.settleLocked(s.position[g], fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, g.GroupID()), 0, false)
 	}
 	for _, n := range next {
-		s.ready.push(s.index(n))
+		s.ready = append(s.ready, s.position[n])
 	}
 	if s.left == 0 && !s.finished {
 		s.finished = true
@@ -163,9 +164,6 @@ func (s *batchState) settleLocked(i int, err error) {
 	}
 	s.cond.Broadcast()
 }
-
-// index finds a message's position in the batch.
-func (s *batchState) index(m *Message) int { return s.position[m] }
 
 func (b *batchRun) notStartable(ctx context.Context) string {
 	if ctx.Err() != nil {
@@ -179,8 +177,9 @@ func (b *batchRun) notStartable(ctx context.Context) string {
 
 func (b *batchRun) logFailure(ctx context.Context, m *Message, err error) {
 	attrs := []slog.Attr{slog.String("message_id", m.ID), slog.String("error", err.Error())}
-	if p, ok := err.(*PanicError); ok {
+	var p *PanicError
+	if errors.As(err, &p) {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))
 	}
-	b.logger.LogAttrs(ctx, slog.LevelWarn, "consumer: message failed", attrs...)
+	b.logger.LogAttrs(ctx, slog.LevelWarn, "handler: message failed", attrs...)
 }
