@@ -180,7 +180,11 @@ func TestDefectGoexitConsumer(t *testing.T) {
 		}, func(o *Options) {
 			o.Concurrency = 1
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
 		})
 		stop := started(t, c)
 		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })

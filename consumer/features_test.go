@@ -288,7 +288,11 @@ func TestHandlerTimeout(t *testing.T) {
 		}, func(o *Options) {
 			o.HandlerTimeout = 5 * time.Second
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
 		})
 		stop := started(t, c)
 		began := time.Now()

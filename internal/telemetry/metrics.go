@@ -153,11 +153,11 @@ func (h Histogram) Seconds(ctx context.Context, d time.Duration, attrs Attrs) {
 // (package consumer) and the Lambda adapter (package handler), which records
 // the ones that make sense in Lambda.
 type ConsumerMetrics struct {
-	On                                                                    bool
-	Consumed, Handled, Failed, Deleted, DeleteFailed, Released, Extended  Counter
-	LeaseLost                                                             Counter
-	ProcessDuration, MessageAge, OperationDuration                        Histogram
-	meter                                                                 Meter
+	On                                                                   bool
+	Consumed, Handled, Failed, Deleted, DeleteFailed, Released, Extended Counter
+	LeaseLost                                                            Counter
+	ProcessDuration, MessageAge, OperationDuration                       Histogram
+	meter                                                                Meter
 }
 
 // NewConsumerMetrics makes the consuming side's instruments.
