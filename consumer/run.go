@@ -67,7 +67,7 @@ type run struct {
 	tracked   map[string]*inflight
 	reserved  int // places reserved by receives in flight
 	releasing int // places of messages whose release call is in flight
-	seq       *dispatch.Sequencer[*Message]
+	seq       *dispatch.Sequencer
 	ready     fifoQueue[*inflight]   // Handler: messages that may start, in order
 	units     fifoQueue[[]*inflight] // BatchHandler: receives that may start
 	running   int                    // handler calls not yet settled
@@ -113,7 +113,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 	defer stopPoll()
 	r := &run{
 		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel,
-		tracked: map[string]*inflight{}, seq: dispatch.NewSequencer[*Message](c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
+		tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
 		recv:  receiveState{target: o.ReceiveConcurrency},
 		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
 	}
@@ -251,8 +251,8 @@ func (r *run) shutdown() {
 	for r.units.len() > 0 {
 		waiting = append(waiting, r.units.pop()...)
 	}
-	for _, m := range r.seq.Drain() {
-		waiting = append(waiting, r.tracked[m.ID])
+	for _, id := range r.seq.Drain() {
+		waiting = append(waiting, r.tracked[id])
 	}
 	var idle chan struct{}
 	if r.running > 0 {

@@ -18,23 +18,23 @@ func (r *run) startLocked(ts []*inflight) {
 		return
 	}
 	if r.c.batch != nil {
-		msgs := make([]*Message, len(ts))
+		ids, groups := make([]string, len(ts)), make([]string, len(ts))
 		for i, t := range ts {
-			msgs[i] = t.msg
+			ids[i], groups[i] = t.msg.ID, t.msg.GroupID()
 		}
-		start := r.seq.AdmitAll(msgs)
+		start := r.seq.AdmitAll(ids, groups)
 		if len(start) == 0 {
 			return
 		}
 		unit := make([]*inflight, len(start))
-		for i, m := range start {
-			unit[i] = r.tracked[m.ID]
+		for i, j := range start {
+			unit[i] = ts[j]
 		}
 		r.pushUnitLocked(unit)
 		return
 	}
 	for _, t := range ts {
-		if r.seq.Admit(t.msg) {
+		if r.seq.Admit(t.msg.ID, t.msg.GroupID()) {
 			r.pushLocked(t)
 		}
 	}
@@ -179,7 +179,7 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	span.Set(telemetry.AttrBatchCount, len(msgs))
 	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
-		dispatch.HoldBack(msgs, errs, r.o.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, r.o.StopOnFirstFailure, ErrHeldBack)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -244,13 +244,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		}
 		r.leaveLocked(t)
 	}
-	next, givenUp := r.seq.Done(t.msg, err != nil)
-	for _, m := range next {
-		r.pushLocked(r.tracked[m.ID])
+	next, givenUp := r.seq.Done(t.msg.GroupID(), err != nil)
+	if next != "" {
+		r.pushLocked(r.tracked[next])
 	}
 	gaveUp := make([]*inflight, 0, len(givenUp))
-	for _, m := range givenUp {
-		if g := r.tracked[m.ID]; g != nil && !g.settled {
+	for _, id := range givenUp {
+		if g := r.tracked[id]; g != nil && !g.settled {
 			g.settled = true
 			r.leaveLocked(g)
 			gaveUp = append(gaveUp, g)

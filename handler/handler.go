@@ -97,19 +97,18 @@ var ErrHeldBack = errors.New("handler: not deleted after an earlier failure in i
 // or "handler_error" for an error the handler returned. Package consumer
 // adds its own ("lease_lost", "shutdown_timeout").
 func ErrorType(err error) string {
-	var p *PanicError
 	switch {
-	case errors.As(err, &p):
+	case asPanic(err) != nil:
 		return "panic"
-	case errors.Is(err, ErrHandlerTimeout):
+	case is(err, ErrHandlerTimeout):
 		return telemetry.ErrorTypeTimeout
-	case errors.Is(err, ErrHandlerExited):
+	case is(err, ErrHandlerExited):
 		return "exited"
-	case errors.Is(err, ErrNotStarted):
+	case is(err, ErrNotStarted):
 		return "not_started"
-	case errors.Is(err, ErrHeldBack):
+	case is(err, ErrHeldBack):
 		return "held_back"
-	case errors.Is(err, ErrNoResult):
+	case is(err, ErrNoResult):
 		return "no_result"
 	}
 	return "handler_error"

@@ -244,7 +244,7 @@ func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)
 	if inv.fifo {
-		dispatch.HoldBack(msgs, errs, l.opts.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, l.opts.StopOnFirstFailure, ErrHeldBack)
 	}
 	failures := 0
 	for i, err := range errs {
@@ -292,8 +292,7 @@ func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) []error {
 		l.opts.Logger.LogAttrs(ctx, slog.LevelError, "handler: batch handler did not return", slog.String("error", cause.Error()))
 	}
 	for _, err := range errs {
-		var p *PanicError
-		if errors.As(err, &p) {
+		if p := asPanic(err); p != nil {
 			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "handler: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
 			break
 		}

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -89,7 +88,7 @@ func BatchTimeout(d time.Duration) BatchMiddleware {
 }
 
 func timedOut(ctx context.Context, d time.Duration, err error) error {
-	if err == nil || errors.Is(err, ErrHandlerTimeout) || context.Cause(ctx) != ErrHandlerTimeout {
+	if err == nil || is(err, ErrHandlerTimeout) || context.Cause(ctx) != ErrHandlerTimeout {
 		return err
 	}
 	return fmt.Errorf("%w after %v: %w", ErrHandlerTimeout, d, err)

@@ -1,10 +1,6 @@
 package handler
 
-import (
-	"context"
-	"maps"
-	"slices"
-)
+import "context"
 
 // Carrier reads and writes the trace context fields of one message. It is
 // an unnamed interface type, so Carrier here, consumer.Carrier and
@@ -83,8 +79,8 @@ func (c messageCarrier) Keys() []string {
 	if c.m.Attributes[traceHeaderAttribute] != "" {
 		keys = append(keys, TraceHeaderKey)
 	}
-	for _, name := range slices.Sorted(maps.Keys(c.m.MessageAttributes)) {
-		if c.m.MessageAttributes[name].BaseType() == "String" {
+	for name, v := range c.m.MessageAttributes {
+		if v.BaseType() == "String" {
 			keys = append(keys, name)
 		}
 	}

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -26,10 +25,10 @@ type batchRun struct {
 type batchState struct {
 	b        *batchRun
 	msgs     []*Message
-	position map[*Message]int
+	position map[string]int // message id → index
 	mu       sync.Mutex
 	cond     *sync.Cond
-	seq      *dispatch.Sequencer[*Message]
+	seq      *dispatch.Sequencer
 	ready    []int
 	errs     []error
 	settled  []bool
@@ -51,17 +50,17 @@ type batchState struct {
 func (b *batchRun) run(ctx context.Context) []error {
 	msgs := b.inv.msgs
 	s := &batchState{
-		b: b, msgs: msgs, seq: dispatch.NewSequencer[*Message](b.inv.fifo, b.stopAll),
+		b: b, msgs: msgs, seq: dispatch.NewSequencer(b.inv.fifo, b.stopAll),
 		errs: make([]error, len(msgs)), settled: make([]bool, len(msgs)), left: len(msgs), allDone: make(chan struct{}),
 	}
 	if len(msgs) == 0 {
 		return s.errs
 	}
 	s.cond = sync.NewCond(&s.mu)
-	s.position = make(map[*Message]int, len(msgs))
+	s.position = make(map[string]int, len(msgs))
 	for i, m := range msgs {
-		s.position[m] = i
-		if s.seq.Admit(m) {
+		s.position[m.ID] = i
+		if s.seq.Admit(m.ID, m.GroupID()) {
 			s.ready = append(s.ready, i)
 		}
 	}
@@ -151,12 +150,12 @@ func (s *batchState) settleLocked(i int, err error, took time.Duration, ran bool
 	s.left--
 	m := s.msgs[i]
 	s.b.inv.settle(i, err, took, ran)
-	next, givenUp := s.seq.Done(m, err != nil)
-	for _, g := range givenUp {
-		s.settleLocked(s.position[g], fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, g.GroupID()), 0, false)
+	next, givenUp := s.seq.Done(m.GroupID(), err != nil)
+	for _, id := range givenUp {
+		s.settleLocked(s.position[id], fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, m.GroupID()), 0, false)
 	}
-	for _, n := range next {
-		s.ready = append(s.ready, s.position[n])
+	if next != "" {
+		s.ready = append(s.ready, s.position[next])
 	}
 	if s.left == 0 && !s.finished {
 		s.finished = true
@@ -177,8 +176,7 @@ func (b *batchRun) notStartable(ctx context.Context) string {
 
 func (b *batchRun) logFailure(ctx context.Context, m *Message, err error) {
 	attrs := []slog.Attr{slog.String("message_id", m.ID), slog.String("error", err.Error())}
-	var p *PanicError
-	if errors.As(err, &p) {
+	if p := asPanic(err); p != nil {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))
 	}
 	b.logger.LogAttrs(ctx, slog.LevelWarn, "handler: message failed", attrs...)

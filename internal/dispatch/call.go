@@ -42,14 +42,15 @@ func InvokeBatch[M any](ctx context.Context, h func(context.Context, []M) []erro
 	return errs
 }
 
-// HoldBack applies FIFO order to a batch's results: after a failure, the
-// later messages of its group (with stopAll, every later message) fail with
-// heldBack even if the handler reported them done.
-func HoldBack[M Grouped](msgs []M, errs []error, stopAll bool, heldBack error) {
+// HoldBack applies FIFO order to a batch's results (errs, one per message,
+// whose groups group gives): after a failure, the later messages of its
+// group (with stopAll, every later message) fail with heldBack even if the
+// handler reported them done.
+func HoldBack(errs []error, group func(i int) string, stopAll bool, heldBack error) {
 	failedGroups := map[string]bool{}
 	anyFailed := false
-	for i, m := range msgs {
-		g := m.GroupID()
+	for i := range errs {
+		g := group(i)
 		if errs[i] == nil && (failedGroups[g] || (stopAll && anyFailed)) {
 			errs[i] = heldBack
 		}

@@ -9,8 +9,6 @@ import (
 
 type msg struct{ id, group string }
 
-func (m *msg) GroupID() string { return m.group }
-
 func TestHoldBackRule(t *testing.T) {
 	msgs := []*msg{{"1", "a"}, {"2", "b"}, {"3", "a"}, {"4", "b"}}
 	boom, held := errors.New("boom"), errors.New("held")
@@ -19,7 +17,7 @@ func TestHoldBackRule(t *testing.T) {
 		want    []bool // failed
 	}{{false, []bool{true, false, true, false}}, {true, []bool{true, true, true, true}}} {
 		errs := []error{boom, nil, nil, nil}
-		HoldBack(msgs, errs, tc.stopAll, held)
+		HoldBack(errs, func(i int) string { return msgs[i].group }, tc.stopAll, held)
 		var got []bool
 		for _, err := range errs {
 			got = append(got, err != nil)
@@ -34,29 +32,34 @@ func TestHoldBackRule(t *testing.T) {
 }
 
 func TestSequencerFIFO(t *testing.T) {
-	a1, a2, a3, b1 := &msg{"a1", "a"}, &msg{"a2", "a"}, &msg{"a3", "a"}, &msg{"b1", "b"}
-	s := NewSequencer[*msg](true, false)
+	s := NewSequencer(true, false)
 	var started []string
-	for _, m := range []*msg{a1, a2, b1, a3} {
-		if s.Admit(m) {
+	for _, m := range []msg{{"a1", "a"}, {"a2", "a"}, {"b1", "b"}, {"a3", "a"}} {
+		if s.Admit(m.id, m.group) {
 			started = append(started, m.id)
 		}
 	}
 	if !slices.Equal(started, []string{"a1", "b1"}) {
 		t.Fatalf("expect one message per group to start, got %v", started)
 	}
-	next, givenUp := s.Done(a1, false)
-	if len(next) != 1 || next[0] != a2 || givenUp != nil {
-		t.Fatalf("expect a2 next, got %v, %v", next, givenUp)
+	next, givenUp := s.Done("a", false)
+	if next != "a2" || givenUp != nil {
+		t.Fatalf("expect a2 next, got %q, %v", next, givenUp)
 	}
-	next, givenUp = s.Done(a2, true)
-	if next != nil || len(givenUp) != 1 || givenUp[0] != a3 {
-		t.Fatalf("expect a3 given up after a2 failed, got %v, %v", next, givenUp)
+	next, givenUp = s.Done("a", true)
+	if next != "" || !slices.Equal(givenUp, []string{"a3"}) {
+		t.Fatalf("expect a3 given up after a2 failed, got %q, %v", next, givenUp)
 	}
-	if s.Admit(&msg{"a4", "a"}) != true {
+	if !s.Admit("a4", "a") {
 		t.Fatal("expect a new message of a finished group to start")
 	}
-	if std := NewSequencer[*msg](false, false); !std.Admit(a1) || !std.Admit(a2) {
+	if got := s.AdmitAll([]string{"a5", "c1", "c2"}, []string{"a", "c", "c"}); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("expect a unit to take group c whole and leave a behind a4, got %v", got)
+	}
+	if got := s.Drain(); !slices.Equal(got, []string{"a5"}) {
+		t.Fatalf("expect the waiting a5 drained, got %v", got)
+	}
+	if std := NewSequencer(false, false); !std.Admit("a1", "a") || !std.Admit("a2", "a") {
 		t.Fatal("expect every message to start on a standard queue")
 	}
 }

@@ -6,12 +6,6 @@
 // depending on each other's internals, and lean (standard library only).
 package dispatch
 
-// Grouped is a message with a FIFO group (or "").
-type Grouped interface {
-	comparable
-	GroupID() string
-}
-
 // Sequencer decides which messages may start and which are given up:
 //
 //   - on standard queues every message may start at once;
@@ -24,115 +18,124 @@ type Grouped interface {
 //     whole batch is one sequence in arrival order, and the first failure
 //     gives up everything after it.
 //
-// It is not safe for concurrent use; callers serialise access.
-type Sequencer[M Grouped] struct {
+// Messages are known by their ids (unique among those it holds) and
+// groups. It is not safe for concurrent use; callers serialise access.
+type Sequencer struct {
 	fifo, stopAll bool
-	groups        map[string]*group[M]
+	groups        map[string]*group
 }
 
-type group[M Grouped] struct {
+type group struct {
 	running int  // messages of the group running (more than one only in one batch)
 	failed  bool // one of the running messages failed
-	queue   []M
+	queue   []string
 }
 
 // NewSequencer returns a Sequencer for a FIFO queue or not.
-func NewSequencer[M Grouped](fifo, stopAll bool) *Sequencer[M] {
-	return &Sequencer[M]{fifo: fifo, stopAll: stopAll, groups: map[string]*group[M]{}}
+func NewSequencer(fifo, stopAll bool) *Sequencer {
+	return &Sequencer{fifo: fifo, stopAll: stopAll, groups: map[string]*group{}}
 }
 
-func (s *Sequencer[M]) group(m M) *group[M] {
-	g := s.groups[s.key(m)]
+func (s *Sequencer) group(groupID string) *group {
+	key := s.key(groupID)
+	g := s.groups[key]
 	if g == nil {
-		g = &group[M]{}
-		s.groups[s.key(m)] = g
+		g = &group{}
+		s.groups[key] = g
 	}
 	return g
 }
 
-// Admit takes a message in arrival order and reports whether it may start
-// now. A message that may not start waits until Done lets it, or is given
-// up.
-func (s *Sequencer[M]) Admit(m M) (start bool) {
+// Admit takes message id of groupID in arrival order and reports whether
+// it may start now. A message that may not start waits until Done lets
+// it, or is given up.
+func (s *Sequencer) Admit(id, groupID string) (start bool) {
 	if !s.fifo {
 		return true
 	}
-	g := s.group(m)
+	g := s.group(groupID)
 	if g.running > 0 || len(g.queue) > 0 {
-		g.queue = append(g.queue, m)
+		g.queue = append(g.queue, id)
 		return false
 	}
 	g.running = 1
 	return true
 }
 
-// AdmitAll takes one receive's messages as one unit of work and returns
-// those that may start with it: every message whose group is not running
-// in another unit. The others wait, and start later one by one.
-func (s *Sequencer[M]) AdmitAll(msgs []M) (start []M) {
+// AdmitAll takes one receive's messages (ids and their groups) as one unit
+// of work and returns the indices of those that may start with it: every
+// message whose group is not running in another unit. The others wait, and
+// start later one by one.
+func (s *Sequencer) AdmitAll(ids, groupIDs []string) (start []int) {
 	if !s.fifo {
-		return msgs
+		start = make([]int, len(ids))
+		for i := range start {
+			start[i] = i
+		}
+		return start
 	}
-	claimed := map[*group[M]]bool{}
-	for _, m := range msgs {
-		g := s.group(m)
+	claimed := map[*group]bool{}
+	for i, id := range ids {
+		g := s.group(groupIDs[i])
 		if !claimed[g] && (g.running > 0 || len(g.queue) > 0) {
-			g.queue = append(g.queue, m)
+			g.queue = append(g.queue, id)
 			continue
 		}
 		claimed[g] = true
 		g.running++
-		start = append(start, m)
+		start = append(start, i)
 	}
 	return start
 }
 
-// Done records that m finished, and returns the messages that may start now
-// and those given up because m (or a message running with it) failed.
-func (s *Sequencer[M]) Done(m M, failed bool) (next, givenUp []M) {
+// Done records that a message of groupID finished, and returns the id of
+// the message that may start now ("" for none) and those given up because
+// it (or a message running with it) failed.
+func (s *Sequencer) Done(groupID string, failed bool) (next string, givenUp []string) {
 	if !s.fifo {
-		return nil, nil
+		return "", nil
 	}
-	g := s.groups[s.key(m)]
+	key := s.key(groupID)
+	g := s.groups[key]
 	if g == nil || g.running == 0 {
-		return nil, nil
+		return "", nil
 	}
 	g.running--
 	g.failed = g.failed || failed
 	if g.running > 0 {
-		return nil, nil // its batch-mates of the group are still settling
+		return "", nil // its batch-mates of the group are still settling
 	}
 	if g.failed {
 		givenUp, g.queue = g.queue, nil
 		g.failed = false
 	}
 	if len(g.queue) == 0 {
-		delete(s.groups, s.key(m))
-		return nil, givenUp
+		delete(s.groups, key)
+		return "", givenUp
 	}
-	next = []M{g.queue[0]}
+	next = g.queue[0]
 	g.queue = g.queue[1:]
 	g.running = 1
 	return next, givenUp
 }
 
-// key is the sequence a message belongs to: its group, or one sequence for
-// the whole batch with stopAll.
-func (s *Sequencer[M]) key(m M) string {
+// key is the sequence a group belongs to: itself, or one sequence for the
+// whole batch with stopAll.
+func (s *Sequencer) key(groupID string) string {
 	if s.stopAll {
 		return ""
 	}
-	return m.GroupID()
+	return groupID
 }
 
-// Drain gives up every waiting message (shutdown).
-func (s *Sequencer[M]) Drain() []M {
-	var out []M
-	for id, g := range s.groups {
+// Drain gives up every waiting message (shutdown) and returns their ids.
+func (s *Sequencer) Drain() []string {
+	var out []string
+	for key, g := range s.groups {
 		out = append(out, g.queue...)
 		g.queue = nil
 		if g.running == 0 {
-			delete(s.groups, id)
+			delete(s.groups, key)
 		}
 	}
 	return out

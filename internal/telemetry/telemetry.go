@@ -13,10 +13,8 @@ package telemetry
 
 import (
 	"context"
-	"errors"
 	"strings"
 
-	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/metrics"
 	"github.com/aws/smithy-go/tracing"
 )
@@ -166,16 +164,48 @@ func (s Span) End(err error) {
 // context: the API error code without SQS's legacy prefix, "canceled",
 // "timeout", or "_OTHER". Packages map their own sentinel errors first.
 func ErrorType(err error) string {
-	var apiErr smithy.APIError
-	switch {
-	case errors.As(err, &apiErr):
-		return strings.TrimPrefix(apiErr.ErrorCode(), "AWS.SimpleQueueService.")
-	case errors.Is(err, context.Canceled):
-		return ErrorTypeCanceled
-	case errors.Is(err, context.DeadlineExceeded):
-		return ErrorTypeTimeout
+	t := ErrorTypeOther
+	Walk(err, func(e error) bool {
+		switch e {
+		case context.Canceled:
+			t = ErrorTypeCanceled
+			return true
+		case context.DeadlineExceeded:
+			t = ErrorTypeTimeout
+			return true
+		}
+		if api, ok := e.(interface{ ErrorCode() string }); ok {
+			t = strings.TrimPrefix(api.ErrorCode(), "AWS.SimpleQueueService.")
+			return true
+		}
+		return false
+	})
+	return t
+}
+
+// Walk calls visit on err and every error it wraps, depth first, until
+// visit returns true, which it reports. It is errors.Is and errors.As
+// without their reflection, which a lean Lambda binary does without.
+func Walk(err error, visit func(error) bool) bool {
+	for err != nil {
+		if visit(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if Walk(e, visit) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
 	}
-	return ErrorTypeOther
+	return false
 }
 
 // MetricsOn reports whether mp records anything.
