@@ -53,7 +53,7 @@ func benchReplayer(b *testing.B, be fauxqs.Backend) {
 	r, err := replay.New(be.API, dlq, operator, func(o *replay.Options) {
 		o.Target = main
 		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Constant{}}
-		o.Hooks.Replayed = func(*types.Message, replay.Decision, string) { last.Store(time.Now().UnixNano()) }
+		o.Hooks.Replayed = func(context.Context, *types.Message, replay.Decision, string) { last.Store(time.Now().UnixNano()) }
 	})
 	if err != nil {
 		b.Fatal(err)
