@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -226,8 +227,11 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		r.loseLocked(t, fmt.Errorf("%w: its visibility lapsed before its handler returned", ErrLeaseLost))
 	}
 	lost := t.lost
-	if lost != nil && err == nil {
+	switch {
+	case lost != nil && err == nil:
 		err = lost // the handler succeeded too late: not deleted
+	case lost != nil && !errors.Is(err, ErrLeaseLost):
+		err = fmt.Errorf("%w (the handler returned: %w)", lost, err) // its failure is the lost lease
 	}
 	delay := time.Duration(0)
 	switch {
