@@ -23,7 +23,9 @@ type observer struct {
 	prop    Propagator
 	tracer  telemetry.Tracer
 	metrics telemetry.ConsumerMetrics
-	attrs   telemetry.Attrs // the queue's metric attributes; nil when metrics are off
+	attrs   *telemetry.Attrs // the queue's metric attributes; nil when metrics are off
+	// callAttrs are the attributes of each operation's call durations.
+	callAttrs map[string]*telemetry.Attrs
 }
 
 func newObserver(o *Options, stats *counters, queueURL string) observer {
@@ -33,6 +35,10 @@ func newObserver(o *Options, stats *counters, queueURL string) observer {
 	}
 	if ob.metrics.On {
 		ob.attrs = telemetry.QueueAttrs(queueURL)
+		ob.callAttrs = map[string]*telemetry.Attrs{}
+		for _, op := range []string{telemetry.OperationReceive, telemetry.OperationDelete, telemetry.OperationVisibility} {
+			ob.callAttrs[op] = ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: op})
+		}
 	}
 	return ob
 }
@@ -177,9 +183,9 @@ func (c call) end(ctx context.Context, got int, err error) {
 	}
 	c.span.End(err)
 	if h := c.ob.metrics.OperationDuration; h.On() {
-		attrs := c.ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: c.name})
+		attrs := c.ob.callAttrs[c.name]
 		if err != nil {
-			attrs = append(attrs, telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
+			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
 		}
 		h.Seconds(ctx, time.Since(c.start), attrs)
 	}

@@ -23,7 +23,8 @@ type observer struct {
 	sent     telemetry.Counter
 	skipped  telemetry.Counter
 	duration telemetry.Histogram
-	attrs    telemetry.Attrs // the queue's metric attributes; nil when metrics are off
+	attrs    *telemetry.Attrs // the queue's metric attributes; nil when metrics are off
+	callAttr *telemetry.Attrs // attrs with the send operation, for call durations
 }
 
 func newObserver(o *SenderOptions, queueURL string) observer {
@@ -31,6 +32,7 @@ func newObserver(o *SenderOptions, queueURL string) observer {
 	ob := observer{log: o.Logger, tracer: telemetry.NewTracer(o.TracerProvider, scope, queueURL)}
 	if m.On() {
 		ob.attrs = telemetry.QueueAttrs(queueURL)
+		ob.callAttr = ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: telemetry.OperationSend})
 		ob.sent = m.Counter(telemetry.MetricSent, "{message}", "Messages sent, by error.type when they failed.")
 		ob.skipped = m.Counter(telemetry.MetricTraceSkipped, "{field}", "Trace context fields not added to a message for want of room (ten attributes, MaxMessageBytes) or because SQS would refuse them.")
 		ob.duration = m.Histogram(telemetry.MetricOperationDuration, "s", "SQS call duration, by operation name and error.type.")
@@ -88,9 +90,9 @@ func (ob *observer) called(ctx context.Context, start time.Time, err error) {
 	if !ob.duration.On() {
 		return
 	}
-	attrs := ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: telemetry.OperationSend})
+	attrs := ob.callAttr
 	if err != nil {
-		attrs = append(attrs, telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
+		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
 	}
 	ob.duration.Seconds(ctx, time.Since(start), attrs)
 }

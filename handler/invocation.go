@@ -19,7 +19,7 @@ type invocation struct {
 	ctxs   []context.Context
 	spans  []telemetry.Span // nil when tracing is off
 	tracer telemetry.Tracer
-	attrs  telemetry.Attrs // metric attributes of the event source; nil when metrics are off
+	attrs  *telemetry.Attrs // metric attributes of the event source; nil when metrics are off
 }
 
 // begin gives each message its ctx and process span, records it as

@@ -174,7 +174,7 @@ func logOutcome(ctx context.Context, l *slog.Logger, m *Message, err error, took
 // nothing.
 func Metrics(mp metrics.MeterProvider, name string) Middleware {
 	h := handlerDuration(mp)
-	attrs := telemetry.Attrs{{Key: telemetry.AttrHandlerName, Value: name}}
+	attrs := telemetry.NewAttrs(telemetry.KV{Key: telemetry.AttrHandlerName, Value: name})
 	return func(next Handler) Handler {
 		if !h.On() {
 			return next
@@ -192,7 +192,7 @@ func Metrics(mp metrics.MeterProvider, name string) Middleware {
 // error.type when any message of the call failed (that of the first).
 func BatchMetrics(mp metrics.MeterProvider, name string) BatchMiddleware {
 	h := handlerDuration(mp)
-	attrs := telemetry.Attrs{{Key: telemetry.AttrHandlerName, Value: name}}
+	attrs := telemetry.NewAttrs(telemetry.KV{Key: telemetry.AttrHandlerName, Value: name})
 	return func(next BatchHandler) BatchHandler {
 		if !h.On() {
 			return next
@@ -221,7 +221,7 @@ func handlerDuration(mp metrics.MeterProvider) telemetry.Histogram {
 	return telemetry.NewMeter(mp, scope).Histogram(telemetry.MetricHandlerDuration, "s", "Duration of a handler wrapped in handler.Metrics, by sqskit.handler.name and error.type.")
 }
 
-func recordCall(ctx context.Context, h telemetry.Histogram, attrs telemetry.Attrs, took time.Duration, err error) {
+func recordCall(ctx context.Context, h telemetry.Histogram, attrs *telemetry.Attrs, took time.Duration, err error) {
 	if err != nil {
 		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: ErrorType(err)})
 	}

@@ -48,7 +48,7 @@ type observer struct {
 	decisions telemetry.Counter
 	sent      telemetry.Counter
 	duration  telemetry.Histogram
-	attrs     telemetry.Attrs // the DLQ's metric attributes; nil when metrics are off
+	attrs     *telemetry.Attrs // the DLQ's metric attributes; nil when metrics are off
 }
 
 func newObserver(o *Options, dlq string) observer {
@@ -139,7 +139,7 @@ func (c call) end(ctx context.Context, got int, err error) {
 	if h := c.ob.duration; h.On() {
 		attrs := telemetry.QueueAttrs(c.queue).With(telemetry.KV{Key: telemetry.AttrOperationName, Value: c.name})
 		if err != nil {
-			attrs = append(attrs, telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
+			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
 		}
 		h.Seconds(ctx, time.Since(c.start), attrs)
 	}

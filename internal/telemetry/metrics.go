@@ -36,26 +36,45 @@ type KV struct {
 	Value string
 }
 
-// Attrs are a record's attributes.
-type Attrs []KV
-
-// QueueAttrs are the attributes every record about a queue carries.
-func QueueAttrs(urlOrARN string) Attrs {
-	return Attrs{{AttrSystem, SystemSQS}, {AttrDestination, QueueName(urlOrARN)}}
+// Attrs is a fixed set of metric attributes, with its record option built
+// once, so recording with it allocates nothing of sqskit's. A nil *Attrs
+// is the empty set.
+type Attrs struct {
+	kvs []KV
+	opt metrics.RecordMetricOption
 }
 
-// With returns a copy of a with more attributes.
-func (a Attrs) With(kv ...KV) Attrs {
-	out := make(Attrs, 0, len(a)+len(kv))
-	return append(append(out, a...), kv...)
-}
-
-func (a Attrs) option() metrics.RecordMetricOption {
-	return func(o *metrics.RecordMetricOptions) {
-		for _, kv := range a {
+// NewAttrs returns the set of kv.
+func NewAttrs(kv ...KV) *Attrs {
+	a := &Attrs{kvs: kv}
+	a.opt = func(o *metrics.RecordMetricOptions) {
+		for _, kv := range a.kvs {
 			o.Properties.Set(kv.Key, kv.Value)
 		}
 	}
+	return a
+}
+
+// QueueAttrs are the attributes every record about a queue carries.
+func QueueAttrs(urlOrARN string) *Attrs {
+	return NewAttrs(KV{AttrSystem, SystemSQS}, KV{AttrDestination, QueueName(urlOrARN)})
+}
+
+// With returns a new set: a's attributes and kv.
+func (a *Attrs) With(kv ...KV) *Attrs {
+	var base []KV
+	if a != nil {
+		base = a.kvs
+	}
+	out := make([]KV, 0, len(base)+len(kv))
+	return NewAttrs(append(append(out, base...), kv...)...)
+}
+
+func (a *Attrs) options() []metrics.RecordMetricOption {
+	if a == nil {
+		return nil
+	}
+	return []metrics.RecordMetricOption{a.opt}
 }
 
 // Meter makes instruments, or nothing (the zero Meter).
@@ -101,13 +120,13 @@ func (m Meter) Histogram(name, unit, description string) Histogram {
 
 // Gauge registers an asynchronous up-down counter that reads read at each
 // collection; Stop unregisters it. It returns nil when metrics are off.
-func (m Meter) Gauge(name, unit, description string, attrs Attrs, read func() int64) metrics.AsyncInstrument {
+func (m Meter) Gauge(name, unit, description string, attrs *Attrs, read func() int64) metrics.AsyncInstrument {
 	if m.m == nil {
 		return nil
 	}
-	opt := attrs.option()
+	opts := attrs.options()
 	g, err := m.m.Int64AsyncUpDownCounter(name, func(ctx context.Context, o metrics.Int64Observer) {
-		o.Observe(ctx, read(), opt)
+		o.Observe(ctx, read(), opts...)
 	}, instrument(unit, description))
 	if err != nil {
 		return nil
@@ -123,9 +142,9 @@ func instrument(unit, description string) metrics.InstrumentOption {
 type Counter struct{ c metrics.Int64Counter }
 
 // Add adds n with attrs.
-func (c Counter) Add(ctx context.Context, n int64, attrs Attrs) {
+func (c Counter) Add(ctx context.Context, n int64, attrs *Attrs) {
 	if c.c != nil {
-		c.c.Add(ctx, n, attrs.option())
+		c.c.Add(ctx, n, attrs.options()...)
 	}
 }
 
@@ -136,16 +155,16 @@ type Histogram struct{ h metrics.Float64Histogram }
 func (h Histogram) On() bool { return h.h != nil }
 
 // Record records v with attrs.
-func (h Histogram) Record(ctx context.Context, v float64, attrs Attrs) {
+func (h Histogram) Record(ctx context.Context, v float64, attrs *Attrs) {
 	if h.h != nil {
-		h.h.Record(ctx, v, attrs.option())
+		h.h.Record(ctx, v, attrs.options()...)
 	}
 }
 
 // Seconds records d in seconds.
-func (h Histogram) Seconds(ctx context.Context, d time.Duration, attrs Attrs) {
+func (h Histogram) Seconds(ctx context.Context, d time.Duration, attrs *Attrs) {
 	if h.h != nil {
-		h.h.Record(ctx, d.Seconds(), attrs.option())
+		h.h.Record(ctx, d.Seconds(), attrs.options()...)
 	}
 }
 

@@ -60,8 +60,9 @@ func QueueName(urlOrARN string) string {
 // Tracer).
 type Tracer struct {
 	t     tracing.Tracer
-	queue string // messaging.destination.name
-	url   string // aws.sqs.queue.url, "" when unknown (Lambda)
+	queue string            // messaging.destination.name
+	url   string            // aws.sqs.queue.url, "" when unknown (Lambda)
+	names map[string]string // operation name → span name, built once by NewTracer
 }
 
 // NewTracer returns a Tracer from tp under scope (the package path), for the
@@ -70,9 +71,12 @@ func NewTracer(tp tracing.TracerProvider, scope, urlOrARN string) Tracer {
 	if !TracingOn(tp) {
 		return Tracer{}
 	}
-	t := Tracer{t: tp.Tracer(scope), queue: QueueName(urlOrARN)}
+	t := Tracer{t: tp.Tracer(scope), queue: QueueName(urlOrARN), names: map[string]string{}}
 	if strings.Contains(urlOrARN, "://") {
 		t.url = urlOrARN
+	}
+	for _, op := range []string{OperationSend, OperationReceive, OperationProcess, OperationDelete, OperationVisibility} {
+		t.names[op] = op + " " + t.queue
 	}
 	return t
 }
@@ -109,7 +113,11 @@ func (t Tracer) Start(ctx context.Context, kind tracing.SpanKind, opType, opName
 	if t.t == nil {
 		return ctx, Span{}
 	}
-	ctx, s := t.t.StartSpan(ctx, opName+" "+t.queue, func(o *tracing.SpanOptions) { o.Kind = kind })
+	name, ok := t.names[opName]
+	if !ok {
+		name = opName + " " + t.queue
+	}
+	ctx, s := t.t.StartSpan(ctx, name, kindOption(kind))
 	s.SetProperty(AttrSystem, SystemSQS)
 	s.SetProperty(AttrDestination, t.queue)
 	s.SetProperty(AttrOperationType, opType)
@@ -119,6 +127,25 @@ func (t Tracer) Start(ctx context.Context, kind tracing.SpanKind, opType, opName
 	}
 	return ctx, Span{s: s}
 }
+
+// kindOption sets a span's kind, with a function value that captures
+// nothing, so starting a span allocates no closure.
+func kindOption(kind tracing.SpanKind) tracing.SpanOption {
+	switch kind {
+	case tracing.SpanKindClient:
+		return clientKind
+	case tracing.SpanKindProducer:
+		return producerKind
+	case tracing.SpanKindConsumer:
+		return consumerKind
+	}
+	return internalKind
+}
+
+func clientKind(o *tracing.SpanOptions)   { o.Kind = tracing.SpanKindClient }
+func producerKind(o *tracing.SpanOptions) { o.Kind = tracing.SpanKindProducer }
+func consumerKind(o *tracing.SpanOptions) { o.Kind = tracing.SpanKindConsumer }
+func internalKind(o *tracing.SpanOptions) { o.Kind = tracing.SpanKindInternal }
 
 // Span is a started span, or nothing (the zero Span). Its methods are safe
 // on the zero value.
