@@ -152,7 +152,7 @@ type Options struct {
 	// Logger receives failures and lifecycle events, never bodies. Default
 	// silent.
 	Logger *slog.Logger
-	// Hooks are called for each message event.
+	// Hooks are called for each message event. Default none.
 	Hooks Hooks
 }
 

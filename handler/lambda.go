@@ -62,7 +62,7 @@ type LambdaOptions struct {
 	// Logger receives failures (with a panic's stack), never bodies. Default
 	// silent.
 	Logger *slog.Logger
-	// Hooks are called for each message.
+	// Hooks are called for each message. Default none.
 	Hooks Hooks
 }
 
