@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/aws/smithy-go/tracing"
+
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -177,6 +178,7 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 		msgs[i] = t.msg
 	}
 	ctx, span := r.obs.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	defer span.End(nil) // a runtime.Goexit in the handler ends it too
 	span.Set(telemetry.AttrBatchCount, len(msgs))
 	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
@@ -188,7 +190,6 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 			break
 		}
 	}
-	span.End(nil)
 	return errs
 }
 
