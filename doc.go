@@ -15,11 +15,18 @@
 //     compatible with github.com/cenkalti/backoff/v4, with a retry budget.
 //   - replay: dead-letter-queue replay with an attempt counter, growing
 //     jittered delays and escalation to an operator queue.
-//   - fifo: a FIFO sender for group ids, deduplication ids, ordered batching
-//     and retries inside the deduplication window, and a receiver that reuses
-//     ReceiveRequestAttemptId.
-//   - consumer: a long-polling consumer and a Lambda handler that share one
-//     handler contract and report partial batch failures.
+//   - fifo: a sender for FIFO and standard queues: group ids, deduplication
+//     ids, ordered batching, retries inside the deduplication window, trace
+//     context; and a receiver that reuses ReceiveRequestAttemptId.
+//   - handler: the handler contract (Message, Handler, middleware) and a
+//     lean Lambda adapter reporting partial batch failures, which links no
+//     SQS client.
+//   - consumer: a long-polling consumer running the same handlers.
+//
+// Every package takes an optional TracerProvider and MeterProvider (smithy-
+// go's interfaces, as the SDK's clients do: OpenTelemetry plugs in through
+// smithy-go's adapters) and a Propagator that carries trace context across
+// the queue.
 //
 // How they compose: a producer sends through fifo to a main queue; consumer
 // handles its messages; SQS moves poison messages to a dead-letter queue

@@ -81,7 +81,7 @@ func runSqskit(b *testing.B, api *sqs.Client, url string, n int) func() {
 	all := make(chan struct{})
 	c, err := consumer.New(api, url, func(context.Context, *consumer.Message) error { return nil }, func(o *consumer.Options) {
 		o.Concurrency = 32
-		o.Hooks.Deleted = func(*consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
 			if deleted.Add(1) == int64(n) {
 				close(all)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -79,6 +80,7 @@ type consumeRow struct {
 func consumers() []consumeRow {
 	return []consumeRow{
 		{"sqskit-consumer", runConsumer},
+		{"sqskit-consumer+telemetry", runConsumerTelemetry},
 		{"hand-written-4-pollers", runPollers},
 		{"naive-loop", runNaiveLoop},
 	}
@@ -102,11 +104,24 @@ func measureConsume(b *testing.B, be fauxqs.Backend, run func(*testing.B, sqsfak
 
 // runConsumer is the Consumer at Concurrency 32 and defaults otherwise.
 func runConsumer(b *testing.B, api sqsfake.API, url string, n int) func() {
+	return runConsumerWith(b, api, url, n, func(*consumer.Options) {})
+}
+
+// runConsumerTelemetry is runConsumer with spans, metrics and trace
+// extraction on, recorded in memory (telemetrytest): what telemetry costs
+// the consumer itself, before any exporter.
+func runConsumerTelemetry(b *testing.B, api sqsfake.API, url string, n int) func() {
+	return runConsumerWith(b, api, url, n, func(o *consumer.Options) {
+		o.TracerProvider, o.MeterProvider, o.Propagator = &telemetrytest.Tracer{}, &telemetrytest.Meter{}, telemetrytest.Propagator{}
+	})
+}
+
+func runConsumerWith(b *testing.B, api sqsfake.API, url string, n int, fn func(*consumer.Options)) func() {
 	var deleted atomic.Int64
 	all := make(chan struct{})
-	c, err := consumer.New(api, url, func(context.Context, *consumer.Message) error { return nil }, func(o *consumer.Options) {
+	c, err := consumer.New(api, url, func(context.Context, *consumer.Message) error { return nil }, fn, func(o *consumer.Options) {
 		o.Concurrency = 32
-		o.Hooks.Deleted = func(*consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
 			if deleted.Add(1) == int64(n) {
 				close(all)
 			}

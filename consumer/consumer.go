@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -49,7 +50,11 @@ type Consumer struct {
 	opts     Options
 	running  atomic.Bool
 	stats    counters
+	obs      observer
 }
+
+// ErrConfig matches every invalid option with errors.Is.
+var ErrConfig = errors.New("consumer: invalid options")
 
 // ErrRunning is returned by Run while another Run of the same Consumer is
 // going on.
@@ -68,7 +73,7 @@ func New(client API, queueURL string, h Handler, optFns ...func(*Options)) (*Con
 
 // NewBatch returns a Consumer that hands each receive's messages (up to ten)
 // to h at once and deletes those h reports as done, with the partial-failure
-// contract of NewBatchLambda: h returns one result per message, in order, nil
+// contract of handler.NewBatchLambda: h returns one result per message, in order, nil
 // for success; a missing result, a panic or a timeout fails the message. On a
 // FIFO queue, a message after a failed one of its group (with
 // StopOnFirstFailure, after any failed one) is not deleted even if h
@@ -100,7 +105,19 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 			return nil, err
 		}
 	}
-	return &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o}, nil
+	switch {
+	case h != nil && len(o.BatchMiddleware) > 0:
+		return nil, configError("BatchMiddleware with a Handler: use Middleware")
+	case bh != nil && len(o.Middleware) > 0:
+		return nil, configError("Middleware with a BatchHandler: use BatchMiddleware")
+	case h != nil:
+		h = handler.Chain(h, o.Middleware...)
+	default:
+		bh = handler.ChainBatch(bh, o.BatchMiddleware...)
+	}
+	c := &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o}
+	c.obs = newObserver(&c.opts, &c.stats, queueURL)
+	return c, nil
 }
 
 // Stats is a snapshot of a Consumer's counters since it was made.

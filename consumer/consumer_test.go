@@ -247,7 +247,7 @@ func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
 			handlerErr = ctx.Err()
 			return nil // claims success too late
 		}, func(o *Options) {
-			o.Hooks.LeaseLost = func(_ *Message, err error) { lost = append(lost, err) }
+			o.Hooks.LeaseLost = func(_ context.Context, _ *Message, err error) { lost = append(lost, err) }
 			o.OnFailure = LeaveToTimeout
 		})
 		stop := started(t, c)
@@ -349,7 +349,7 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 			return nil
 		}, func(o *Options) {
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ *Message, err error) { failures = append(failures, err) }
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
 		})
 		stop := started(t, c)
 		until(t, "both settled", func() bool { s := c.Stats(); return s.Deleted == 1 && s.Failed == 1 })
@@ -448,7 +448,7 @@ func TestConsumerFailurePolicies(t *testing.T) {
 				c := newConsumer(t, f, func(context.Context, *Message) error { return tc.err }, func(o *Options) {
 					o.OnFailure = tc.policy
 					o.RedeliveryBackoff = fixedDelay(7 * time.Second)
-					o.Hooks.Failed = func(*Message, error) { once.Do(func() { close(failed) }) }
+					o.Hooks.Failed = func(context.Context, *Message, error) { once.Do(func() { close(failed) }) }
 				})
 				stop := started(t, c)
 				<-failed // with ReleaseNow the consumer never idles, so fake time stands still
@@ -564,7 +564,7 @@ func TestConsumerLeaseLostAtExtensionCap(t *testing.T) {
 		}, func(o *Options) {
 			o.MaxExtension = 2 * time.Minute
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.LeaseLost = func(_ *Message, err error) { lostErr = err }
+			o.Hooks.LeaseLost = func(_ context.Context, _ *Message, err error) { lostErr = err }
 		})
 		stop := started(t, c)
 		until(t, "the lease loss", func() bool { return c.Stats().LeaseLost == 1 && c.Stats().InFlight == 0 })

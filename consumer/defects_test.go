@@ -4,19 +4,16 @@ package consumer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -56,9 +53,9 @@ func (w *inFlightWatch) sample() {
 }
 
 func (w *inFlightWatch) hooks(o *Options) {
-	o.Hooks.Received = func(*Message) { w.sample() }
-	o.Hooks.Deleted = func(*Message) { w.sample() }
-	o.Hooks.Released = func(*Message, time.Duration) { w.sample() }
+	o.Hooks.Received = func(context.Context, *Message) { w.sample() }
+	o.Hooks.Deleted = func(context.Context, *Message) { w.sample() }
+	o.Hooks.Released = func(context.Context, *Message, time.Duration) { w.sample() }
 }
 
 // Defect 1: a receive returning more messages than it asked for (a
@@ -132,7 +129,7 @@ func TestDefectFIFOLostReceivesKeepAccounting(t *testing.T) {
 				o.Concurrency, o.MaxInFlight = 2, 4
 				o.ReceiveConcurrency, o.MaxReceiveConcurrency = 2, 2
 				w.hooks(o)
-				o.Hooks.Handled = func(m *Message, _ time.Duration) {
+				o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
 					w.sample()
 					mu.Lock()
 					handled[m.Body]++
@@ -169,70 +166,6 @@ func TestDefectFIFOLostReceivesKeepAccounting(t *testing.T) {
 	})
 }
 
-// Defect 2: a handler that calls runtime.Goexit (t.FailNow does) must fail
-// its message, never report it or the ones after it as done, and never
-// hang Handle or Run.
-func TestDefectGoexitLambdaConcurrencyOne(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var handled []string
-		l := newLambda(t, func(_ context.Context, m *Message) error {
-			if m.Body == "b" {
-				runtime.Goexit()
-			}
-			handled = append(handled, m.Body)
-			return nil
-		})
-		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b", ":c"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := failedIDs(resp); got != "id-1" {
-			t.Fatalf("expect only the exited message reported failed, got %q", got)
-		}
-		if !slices.Equal(handled, []string{"a", "c"}) {
-			t.Fatalf("expect the messages after it handled by a new worker, got %v", handled)
-		}
-	})
-}
-
-func TestDefectGoexitLambdaConcurrencyTwo(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var failures []error
-		l := newLambda(t, func(_ context.Context, m *Message) error {
-			if strings.HasPrefix(m.Body, "exit") {
-				runtime.Goexit()
-			}
-			return nil
-		}, func(o *LambdaOptions) {
-			o.Concurrency = 2
-			o.Hooks.Failed = func(_ *Message, err error) { failures = append(failures, err) }
-		})
-		resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:exit-a", "a:a2", "b:exit-b", "c:c1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := failedIDs(resp); got != "id-0,id-1,id-2" {
-			t.Fatalf("expect both exits and the message behind one reported, got %q", got)
-		}
-		if len(failures) != 3 || !errors.Is(failures[0], ErrHandlerExited) {
-			t.Fatalf("expect ErrHandlerExited, got %v", failures)
-		}
-	})
-}
-
-func TestDefectGoexitBatchLambda(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l, err := NewBatchLambda(func(context.Context, []*Message) []error { runtime.Goexit(); return nil })
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b"))
-		if err != nil || failedIDs(resp) != "id-0,id-1" {
-			t.Fatalf("expect the whole batch reported failed, got %q, %v", failedIDs(resp), err)
-		}
-	})
-}
-
 func TestDefectGoexitConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
@@ -247,7 +180,11 @@ func TestDefectGoexitConsumer(t *testing.T) {
 		}, func(o *Options) {
 			o.Concurrency = 1
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ *Message, err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
 		})
 		stop := started(t, c)
 		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })
@@ -316,37 +253,6 @@ func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
 			t.Fatalf("expect the 2 running deleted and 8 released, got %+v", s)
 		}
 	})
-}
-
-// Defect 4: EventBridge Pipes passes the batch as a bare JSON array.
-func TestDefectLambdaAcceptsPipesArray(t *testing.T) {
-	h, seen := failing("b")
-	l := newLambda(t, h)
-	invoke := lambda.NewHandler(l.Handle)
-	record := func(id, body string) map[string]any {
-		return map[string]any{"messageId": id, "body": body, "eventSourceARN": stdArn, "attributes": map[string]string{"ApproximateReceiveCount": "1"}}
-	}
-	records := []map[string]any{record("m1", "a"), record("m2", "b")}
-	for name, payload := range map[string]any{"pipes array": records, "event source mapping": map[string]any{"Records": records}} {
-		t.Run(name, func(t *testing.T) {
-			*seen = nil
-			in, _ := json.Marshal(payload)
-			out, err := invoke.Invoke(context.Background(), in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != `{"batchItemFailures":[{"itemIdentifier":"m2"}]}` {
-				t.Fatalf("unexpected response %s", out)
-			}
-			if len(*seen) != 2 {
-				t.Fatalf("expect both records handled, got %v", *seen)
-			}
-		})
-	}
-	var e Event
-	if err := json.Unmarshal([]byte(`{"Records": 5}`), &e); err == nil {
-		t.Fatal("expect a malformed event refused")
-	}
 }
 
 // Defect 5: options that were accepted and then misbehaved.

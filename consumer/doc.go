@@ -1,18 +1,16 @@
-// Package consumer runs a handler for each message of an SQS queue, as a
-// long-polling Consumer in a service or as a Lambda handler, with one
-// handler contract and the same failure rules in both.
+// Package consumer runs a handler for each message of an SQS queue on a
+// long-polling Consumer in a service. The handler contract is package
+// handler's, re-exported here (consumer.Handler is handler.Handler): the
+// same handler runs in AWS Lambda with handler.NewLambda, with the same
+// failure rules.
 //
 //	c, err := consumer.New(client, queueURL, func(ctx context.Context, m *consumer.Message) error {
 //		return process(ctx, m.Body)
 //	}, func(o *consumer.Options) { o.Concurrency = 32 })
 //	err = c.Run(ctx) // until ctx is done
 //
-//	l, err := consumer.NewLambda(handler)
-//	lambda.Start(l.Handle) // ReportBatchItemFailures on the event source, or a Pipes target
-//
-// NewBatch and NewBatchLambda take a BatchHandler instead, which gets a
-// receive's (or an invocation's) messages at once and reports each one's
-// outcome.
+// NewBatch takes a BatchHandler instead, which gets a receive's messages at
+// once and reports each one's outcome.
 //
 // # Delivery semantics
 //
@@ -135,40 +133,82 @@
 // receive cancelled by shutdown had already taken come back after their
 // visibility timeout.
 //
-// # Lambda
+// # Middleware
 //
-// Lambda.Handle takes an Event, which decodes both the event source
-// mapping's {"Records":[…]} and EventBridge Pipes' bare array of records.
-// It returns exactly the messageIds that failed or were not handled, each
-// once; an empty response is success. It never fails the whole invocation
-// unless FailWhenAllFail is set, or the event is malformed (a record
-// without messageId: MalformedEventError). Near the invocation's deadline
-// (DeadlineMargin) it stops starting messages and reports the rest, so a
-// timeout does not make Lambda retry the whole batch. It returns when every
-// message is settled or when ctx is done, whatever a handler does; a
-// message whose handler panicked, exited or had not finished is reported
-// failed, never as a success. It keeps no state between invocations. The
-// response type is aws-lambda-go's events.SQSEventResponse, which
-// EventBridge Pipes also reads.
+// Options.Middleware (and BatchMiddleware for NewBatch) wraps the handler,
+// the first listed outermost (handler.Chain); package handler bundles
+// Timeout, Logging and Metrics. The consumer's own layer is outside the
+// whole chain: a panic or runtime.Goexit anywhere in it fails the message,
+// HandlerTimeout bounds the whole chain (the hard bound: the message fails
+// at it even if the chain never returns, where handler.Timeout only
+// cancels the ctx of a handler that cooperates), and the chain's ctx
+// carries the message's process span and producer's trace context.
 //
 // # Observability
 //
 // Options.Logger (slog, silent by default) gets failures, panics with their
-// stacks, lease losses and lifecycle events, never message bodies. Hooks are
-// called synchronously for received, handled (with duration), failed,
-// deleted, delete failed, extended, lease lost and released. Stats returns
+// stacks, lease losses and lifecycle events, never message bodies. Hooks
+// are called synchronously for received, handled (with duration), failed,
+// deleted, delete failed, extended, lease lost and released, each with the
+// message's ctx (the one its handler's ctx derives from). Stats returns
 // counters, and InFlight, the messages held now.
+//
+// Tracing and metrics go through smithy-go's interfaces, as the SDK's own
+// clients do, so the core never depends on OpenTelemetry: plug it in with
+// smithy-go's smithyoteltracing.Adapt and smithyotelmetrics.Adapt (the
+// nested module examples/otel has a runnable Example). Both are off by
+// default, and then cost a nil check on the hot path.
+//
+// Spans (Options.TracerProvider), with OpenTelemetry's messaging
+// conventions (messaging.system aws_sqs, messaging.destination.name, the
+// queue's name, messaging.operation.type and .name, aws.sqs.queue.url,
+// error.type on failure):
+//
+//   - "receive <queue>", CLIENT, per ReceiveMessage call, with
+//     messaging.batch.message_count (a receive that shutdown cuts short is
+//     not a failure);
+//   - "process <queue>", CONSUMER, per message, from its receipt until its
+//     outcome is decided (handled, failed, given up, lease lost), with
+//     messaging.message.id, its receive count and group id; its parent is
+//     the producer's context when the message carries one and a Propagator
+//     extracts it (smithy-go's interface has no span links), else Run's
+//     ctx. A BatchHandler call gets its own, with the batch's count;
+//   - "delete <queue>" and "change_visibility <queue>", CLIENT, type
+//     settle, per DeleteMessageBatch and ChangeMessageVisibilityBatch call
+//     (deletes, releases, heartbeat extensions).
+//
+// SQS calls are made with their span's ctx, so the SDK's own spans
+// (sqs.Options.TracerProvider) nest under them.
+//
+// Metrics (Options.MeterProvider), each with messaging.system and
+// messaging.destination.name, never a message id:
+// messaging.client.consumed.messages, messaging.process.duration
+// (seconds; error.type on failure), messaging.client.operation.duration
+// (seconds, by messaging.operation.name and error.type),
+// sqskit.consumer.handled, .failed (by error.type: handler_error, panic,
+// timeout, exited, not_started, held_back, no_result, lease_lost,
+// shutdown_timeout), .deleted, .delete_failed, .released, .extended,
+// .lease_lost, .in_flight (observed while Run runs) and .message.age
+// (seconds from SentTimestamp to receive: the queue's lag, the figure to
+// alert on).
+//
+// Trace context: with Options.Propagator (handler.Propagator's shape, one
+// value for fifo, consumer and handler), each message's AWSTraceHeader and
+// String attributes (W3C traceparent, tracestate) are extracted into its
+// ctx. Package fifo writes them on the sending side; package replay keeps
+// them when it replays.
 //
 // # Errors
 //
-// Invalid options make New, NewBatch, NewLambda and NewBatchLambda return an
-// error matching ErrConfig, and nothing is started: a nil or typed-nil
-// client, a value out of its documented range, a backoff strategy that is
-// nil, panics, or (ReceiveBackoff) never waits. Run returns ErrConfig too
+// Invalid options make New and NewBatch return an error matching
+// ErrConfig, and nothing is started: a nil or typed-nil client, a value
+// out of its documented range, a backoff strategy that is nil, panics, or
+// (ReceiveBackoff) never waits, middleware of the other kind. Run returns ErrConfig too
 // when the queue's visibility timeout does not fit HeartbeatInterval.
 // Failures passed to hooks wrap ErrNotStarted, ErrLeaseLost,
 // ErrHandlerTimeout, ErrHandlerExited, ErrShutdownTimeout, ErrHeldBack,
-// *PanicError or the handler's error.
+// ErrNoResult, *PanicError or the handler's error (a lost lease wraps
+// ErrLeaseLost and what the handler returned).
 //
 // # Testing code that uses it
 //

@@ -2,12 +2,10 @@ package consumer_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -35,7 +33,7 @@ func ExampleNew() {
 		return nil
 	}, func(o *consumer.Options) {
 		o.Concurrency = 4
-		o.Hooks.Deleted = func(*consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
 			mu.Lock()
 			defer mu.Unlock()
 			if len(handled) == 3 {
@@ -53,31 +51,4 @@ func ExampleNew() {
 	slices.Sort(handled)
 	fmt.Println(handled, c.Stats().Deleted)
 	// Output: [apples pears plums] 3
-}
-
-// A Lambda handler serves an SQS event source mapping and an EventBridge
-// Pipes target alike: Pipes passes the records as a bare JSON array.
-func ExampleLambda_Handle() {
-	l, err := consumer.NewLambda(func(_ context.Context, m *consumer.Message) error {
-		if m.Body == "bad" {
-			return fmt.Errorf("cannot handle %q", m.Body)
-		}
-		return nil
-	})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	pipes := []byte(`[{"messageId":"m1","body":"good"},{"messageId":"m2","body":"bad"}]`)
-	out, err := lambda.NewHandler(l.Handle).Invoke(context.Background(), pipes)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	var resp struct {
-		BatchItemFailures []struct{ ItemIdentifier string } `json:"batchItemFailures"`
-	}
-	_ = json.Unmarshal(out, &resp)
-	fmt.Println(resp.BatchItemFailures)
-	// Output: [{m2}]
 }

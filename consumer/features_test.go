@@ -288,7 +288,11 @@ func TestHandlerTimeout(t *testing.T) {
 		}, func(o *Options) {
 			o.HandlerTimeout = 5 * time.Second
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ *Message, err error) { mu.Lock(); failures = append(failures, err); mu.Unlock() }
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
 		})
 		stop := started(t, c)
 		began := time.Now()
@@ -416,7 +420,7 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 			return errs
 		}, func(o *Options) {
 			o.OnFailure = ReleaseNow
-			o.Hooks.Deleted = func(m *Message) {
+			o.Hooks.Deleted = func(_ context.Context, m *Message) {
 				mu.Lock()
 				defer mu.Unlock()
 				if !done[m.Body] {
@@ -424,7 +428,7 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 					firstDone = append(firstDone, m.Body)
 				}
 			}
-			o.Hooks.Failed = func(_ *Message, err error) {
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
 				if errors.Is(err, ErrHeldBack) {
 					mu.Lock()
 					held = append(held, err)
@@ -449,54 +453,6 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 		if !slices.Equal(a, []string{"a1", "a2", "a3"}) || len(held) == 0 {
 			t.Fatalf("expect group a deleted in order with a3 held back once, got %v (held %d)", firstDone, len(held))
 		}
-	})
-}
-
-func TestHolderBackRule(t *testing.T) {
-	msgs := []*Message{
-		{ID: "1", Attributes: map[string]string{"MessageGroupId": "a"}},
-		{ID: "2", Attributes: map[string]string{"MessageGroupId": "b"}},
-		{ID: "3", Attributes: map[string]string{"MessageGroupId": "a"}},
-		{ID: "4", Attributes: map[string]string{"MessageGroupId": "b"}},
-	}
-	boom := errors.New("boom")
-	for _, tc := range []struct {
-		stopAll bool
-		want    []bool // failed
-	}{{false, []bool{true, false, true, false}}, {true, []bool{true, true, true, true}}} {
-		errs := []error{boom, nil, nil, nil}
-		holdBackAfterFailures(msgs, errs, tc.stopAll)
-		var got []bool
-		for _, err := range errs {
-			got = append(got, err != nil)
-		}
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("stopAll %v: expect %v, got %v", tc.stopAll, tc.want, got)
-		}
-	}
-}
-
-// Lambda with a handler that outlives the invocation: Handle returns when
-// ctx ends and reports the unfinished messages, never as successes.
-func TestLambdaReturnsWhenTheInvocationEnds(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		stuck := make(chan struct{})
-		l := newLambda(t, func(_ context.Context, m *Message) error {
-			if m.Body == "stuck" {
-				<-stuck
-			}
-			return nil
-		}, func(o *LambdaOptions) { o.Concurrency = 2 })
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := l.Handle(ctx, sqsEvent(stdArn, ":a", ":stuck", ":b"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := failedIDs(resp); got != "id-1" {
-			t.Fatalf("expect the unfinished message reported, got %q", got)
-		}
-		close(stuck)
 	})
 }
 
@@ -528,27 +484,6 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	std := newFIFOGuard(false, 2)
 	if d := std.failed("g", now, time.Second, time.Time{}); d != time.Second {
 		t.Fatalf("expect no change on standard queues, got %v", d)
-	}
-}
-
-// NewBatchLambda on a FIFO source: a message after a failure of its group
-// is reported failed even if the handler said it was done.
-func TestBatchLambdaFIFOHoldsBackAfterAFailure(t *testing.T) {
-	l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
-		errs := make([]error, len(msgs))
-		for i, m := range msgs {
-			if m.Body == "a2" {
-				errs[i] = errors.New("a2 fails")
-			}
-		}
-		return errs
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3"))
-	if err != nil || failedIDs(resp) != "id-1,id-3" {
-		t.Fatalf("expect a2 and a3 reported, got %q, %v", failedIDs(resp), err)
 	}
 }
 

@@ -80,8 +80,7 @@ func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
 		if until := sent.Add(time.Duration(c.seconds) * time.Second); until.After(t.visibleUntil) {
 			t.visibleUntil = until
 		}
-		r.c.stats.extended.Add(1)
-		r.h.extended(t.msg, time.Duration(c.seconds)*time.Second)
+		r.obs.extended(t, time.Duration(c.seconds)*time.Second)
 	case errors.As(err, &entry) && entry.senderFault && handle == t.handle:
 		r.loseLocked(t, fmt.Errorf("%w: %v", ErrLeaseLost, err))
 	}
@@ -97,6 +96,5 @@ func (r *run) loseLocked(t *inflight, err error) {
 	if t.cancel != nil && t.state == stateRunning && r.c.batch == nil {
 		t.cancel(err)
 	}
-	r.c.stats.leaseLost.Add(1)
-	r.h.leaseLost(t.msg, err)
+	r.obs.leaseLost(t, err)
 }

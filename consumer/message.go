@@ -1,42 +1,49 @@
 package consumer
 
 import (
-	"strconv"
-
-	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/handler"
 )
 
-// Message is a received SQS message, the same for the poller and for Lambda.
-type Message struct {
-	ID            string
-	ReceiptHandle string
-	Body          string
-	// Attributes are the system attributes (SentTimestamp,
-	// ApproximateReceiveCount, MessageGroupId, …).
-	Attributes map[string]string
-	// MessageAttributes are the sender's attributes.
-	MessageAttributes map[string]types.MessageAttributeValue
-}
+// Message is a received SQS message: package handler's, so that a handler
+// written for the Consumer runs in Lambda too (handler.NewLambda). Its
+// MessageAttributes are handler.AttributeValue; SDKAttributes converts
+// them back for the SDK, to send the message on.
+type Message = handler.Message
 
-// GroupID returns the MessageGroupId, or "". On a standard queue a group id
-// names a fair-queue tenant and does not order anything.
-func (m *Message) GroupID() string { return m.Attributes["MessageGroupId"] }
+// AttributeValue is a message attribute (handler.AttributeValue).
+type AttributeValue = handler.AttributeValue
 
-// ReceiveCount returns ApproximateReceiveCount, or 0 when absent.
-func (m *Message) ReceiveCount() int {
-	n, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-	return n
-}
-
-func fromEvent(r events.SQSMessage) *Message {
-	m := &Message{ID: r.MessageId, ReceiptHandle: r.ReceiptHandle, Body: r.Body, Attributes: r.Attributes}
-	if len(r.MessageAttributes) > 0 {
-		m.MessageAttributes = make(map[string]types.MessageAttributeValue, len(r.MessageAttributes))
-		for name, v := range r.MessageAttributes {
-			m.MessageAttributes[name] = types.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-		}
+// SDKAttributes returns a message's attributes as the SDK carries them, for
+// sending it on (SendMessage, fifo.Message): nil for none.
+func SDKAttributes(attrs map[string]AttributeValue) map[string]types.MessageAttributeValue {
+	if len(attrs) == 0 {
+		return nil
 	}
-	return m
+	out := make(map[string]types.MessageAttributeValue, len(attrs))
+	for name, v := range attrs {
+		a := types.MessageAttributeValue{DataType: aws.String(v.DataType)}
+		if v.BaseType() == "Binary" {
+			a.BinaryValue = v.BinaryValue
+		} else {
+			a.StringValue = aws.String(v.StringValue)
+		}
+		out[name] = a
+	}
+	return out
+}
+
+// fromSDKAttributes converts received attributes; list values, which SQS
+// does not support, are dropped.
+func fromSDKAttributes(attrs map[string]types.MessageAttributeValue) map[string]AttributeValue {
+	if len(attrs) == 0 {
+		return nil
+	}
+	out := make(map[string]AttributeValue, len(attrs))
+	for name, v := range attrs {
+		out[name] = AttributeValue{DataType: aws.ToString(v.DataType), StringValue: aws.ToString(v.StringValue), BinaryValue: v.BinaryValue}
+	}
+	return out
 }

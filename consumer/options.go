@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/aws/smithy-go/metrics"
+	"github.com/aws/smithy-go/tracing"
+
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
@@ -114,10 +117,42 @@ type Options struct {
 	// sequence and gives up all waiting messages at a failure. Default
 	// false: only the failed message's group stops.
 	StopOnFirstFailure bool
+	// Middleware wraps the Handler, the first listed outermost (see
+	// handler.Chain), inside the consumer's own layer: a panic or
+	// runtime.Goexit anywhere in the chain fails the message, HandlerTimeout
+	// bounds the whole chain, and its ctx carries the process span and the
+	// producer's trace context. Default none. NewBatch refuses it: use
+	// BatchMiddleware.
+	Middleware []Middleware
+	// BatchMiddleware wraps the BatchHandler of NewBatch, the first listed
+	// outermost. Default none. New refuses it.
+	BatchMiddleware []BatchMiddleware
+	// TracerProvider, when set, records spans: "receive <queue>" (CLIENT)
+	// per ReceiveMessage call, "process <queue>" (CONSUMER) per message from
+	// its receipt until its outcome (the producer's child when a Propagator
+	// extracts its trace context), one more per BatchHandler call, and
+	// "delete <queue>" and "change_visibility <queue>" (CLIENT) per settle
+	// call; SQS calls are made with the span's ctx, so the SDK's own spans
+	// (sqs.Options.TracerProvider) nest under them. Default none: smithy-go's
+	// interface, which OpenTelemetry plugs into with smithy-go's
+	// smithyoteltracing.Adapt.
+	TracerProvider tracing.TracerProvider
+	// MeterProvider, when set, records messages received, handled, failed,
+	// deleted, delete failures, released, extended and lease lost; handler
+	// duration; messages in flight; message age at receive (now −
+	// SentTimestamp, the lag to alert on); and SQS call durations (see the
+	// package doc for names and attributes). Default none: smithy-go's
+	// interface (smithyotelmetrics.Adapt for OpenTelemetry).
+	MeterProvider metrics.MeterProvider
+	// Propagator, when set, extracts each message's trace context (its
+	// AWSTraceHeader, and String attributes such as traceparent) into its
+	// ctx: its handler's, its hooks' and its process span's parent. Default
+	// none.
+	Propagator Propagator
 	// Logger receives failures and lifecycle events, never bodies. Default
 	// silent.
 	Logger *slog.Logger
-	// Hooks are called for each message event.
+	// Hooks are called for each message event. Default none.
 	Hooks Hooks
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // receiveState is how many receives may run at once. Guarded by run.mu.
@@ -50,13 +51,15 @@ func (r *run) receive(ctx context.Context, idx int) {
 		default:
 		}
 		for {
-			out, err := recv.Receive(ctx, &sqs.ReceiveMessageInput{
+			cctx, call := r.obs.startCall(ctx, telemetry.OperationReceive, telemetry.OperationReceive, 0)
+			out, err := recv.Receive(cctx, &sqs.ReceiveMessageInput{
 				MaxNumberOfMessages:         int32(n),
 				WaitTimeSeconds:             int32(wait / time.Second),
 				VisibilityTimeout:           vis,
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
 			})
+			call.endReceive(ctx, out, err)
 			if err == nil {
 				errWaits.Reset()
 				r.accept(idx, n, out.Messages, time.Now())
@@ -219,8 +222,9 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 		}
 		capacity--
 		t := &inflight{handle: handle, received: now, visibleUntil: now.Add(vis)}
-		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: sm.MessageAttributes}
+		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
 		t.msg = &t.message
+		r.obs.begin(r.hctx, t)
 		r.tracked[id] = t
 		fresh = append(fresh, t)
 	}
@@ -228,8 +232,7 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	r.syncInFlightLocked()
 	r.mu.Unlock()
 	for _, t := range fresh {
-		r.c.stats.received.Add(1)
-		r.h.received(t.msg)
+		r.obs.received(t, now)
 	}
 	// Receivers have all returned before shutdown begins, so nothing can
 	// drain the sequencer between these two locks.

@@ -15,7 +15,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // workerGrace is how long Run waits, after cancelling handlers at the
@@ -35,10 +37,12 @@ const (
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg          *Message  // &message, or the Message a test made
-	message      Message   // in the same allocation
-	handle       string    // the latest receipt handle
-	received     time.Time // the latest receive, for the 12-hour cap
+	msg          *Message        // &message, or the Message a test made
+	message      Message         // in the same allocation
+	ctx          context.Context // the message's: its handler's and hooks' parent
+	span         telemetry.Span  // its process span, when tracing is on
+	handle       string          // the latest receipt handle
+	received     time.Time       // the latest receive, for the 12-hour cap
 	visibleUntil time.Time
 	state        msgState
 	pushed       bool // queued for a worker (counted in run.busy) before it settled
@@ -52,7 +56,7 @@ type inflight struct {
 type run struct {
 	c       *Consumer
 	o       *Options // the Consumer's options with the visibility resolved
-	h       *Hooks
+	obs     *observer
 	log     *slog.Logger
 	apiCtx  context.Context // API calls, alive through shutdown
 	hctx    context.Context // parent of every handler's ctx
@@ -63,7 +67,7 @@ type run struct {
 	tracked   map[string]*inflight
 	reserved  int // places reserved by receives in flight
 	releasing int // places of messages whose release call is in flight
-	seq       *sequencer
+	seq       *dispatch.Sequencer
 	ready     fifoQueue[*inflight]   // Handler: messages that may start, in order
 	units     fifoQueue[[]*inflight] // BatchHandler: receives that may start
 	running   int                    // handler calls not yet settled
@@ -108,8 +112,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	r := &run{
-		c: c, o: &o, h: &o.Hooks, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel,
-		tracked: map[string]*inflight{}, seq: newSequencer(c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
+		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel,
+		tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
 		recv:  receiveState{target: o.ReceiveConcurrency},
 		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
 	}
@@ -124,6 +128,8 @@ func (c *Consumer) Run(ctx context.Context) error {
 		go r.readVisibility(pollCtx)
 	}
 
+	stopGauge := c.obs.inFlightGauge()
+	defer stopGauge()
 	for range o.Concurrency {
 		r.workers.Add(1)
 		go r.work()
@@ -245,8 +251,8 @@ func (r *run) shutdown() {
 	for r.units.len() > 0 {
 		waiting = append(waiting, r.units.pop()...)
 	}
-	for _, m := range r.seq.drain() {
-		waiting = append(waiting, r.tracked[m.ID])
+	for _, id := range r.seq.Drain() {
+		waiting = append(waiting, r.tracked[id])
 	}
 	var idle chan struct{}
 	if r.running > 0 {
@@ -317,14 +323,15 @@ func (r *run) freeLocked() int {
 	return r.o.MaxInFlight - len(r.tracked) - r.reserved - r.releasing
 }
 
-// logFailure logs a handler's failure, with a panic's stack.
-func (r *run) logFailure(m *Message, err error) {
-	attrs := []slog.Attr{slog.String("message_id", m.ID), slog.String("error", err.Error())}
+// logFailure logs a handler's failure, with a panic's stack, in the
+// message's ctx.
+func (r *run) logFailure(t *inflight, err error) {
+	attrs := []slog.Attr{slog.String("message_id", t.msg.ID), slog.String("error", err.Error())}
 	var p *PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))
 	}
-	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: message failed", attrs...)
+	r.log.LogAttrs(t.ctx, slog.LevelWarn, "consumer: message failed", attrs...)
 }
 
 // fifoQueue is a first-in first-out queue on a slice.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // settleAttempts bounds the tries of a delete or release entry that keeps
@@ -243,7 +244,9 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	if len(entries) == 0 {
 		return
 	}
-	out, err := r.c.client.DeleteMessageBatch(r.apiCtx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationDelete, len(entries))
+	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	call.end(ctx, -1, err)
 	failed := batchFailures(out, err, len(sent))
 	for i, e := range sent {
 		ferr := failed[i]
@@ -294,7 +297,9 @@ func (s *settler) sendChanges(batch []visChange) {
 	}
 	r.mu.Unlock()
 	sent := time.Now()
-	out, err := r.c.client.ChangeMessageVisibilityBatch(r.apiCtx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
+	out, err := r.c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	call.end(ctx, -1, err)
 	failed := batchFailures(out, err, len(batch))
 	for i, c := range batch {
 		ferr := failed[i]

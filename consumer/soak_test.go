@@ -90,7 +90,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.violate("InFlight %d above MaxInFlight %d", n, maxInFlight)
 		}
 	}
-	o.Hooks.Received = func(m *Message) {
+	o.Hooks.Received = func(_ context.Context, m *Message) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -98,7 +98,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.violations = append(l.violations, fmt.Sprintf("%s received after a Deleted hook said it was deleted", m.Body))
 		}
 	}
-	o.Hooks.Handled = func(m *Message, _ time.Duration) {
+	o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -107,7 +107,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.firstOK[m.GroupID()] = append(l.firstOK[m.GroupID()], m.Body)
 		}
 	}
-	o.Hooks.Deleted = func(m *Message) {
+	o.Hooks.Deleted = func(_ context.Context, m *Message) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -116,8 +116,8 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 		}
 		l.deleted[m.ID] = true
 	}
-	o.Hooks.Released = func(*Message, time.Duration) { sample() }
-	o.Hooks.Failed = func(*Message, error) { sample() }
+	o.Hooks.Released = func(context.Context, *Message, time.Duration) { sample() }
+	o.Hooks.Failed = func(context.Context, *Message, error) { sample() }
 }
 
 // TestSoakFIFOUnderFaults runs two consumers with two receivers each on one

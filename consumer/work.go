@@ -2,9 +2,15 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/aws/smithy-go/tracing"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // startLocked admits newly received messages to the sequencer and queues
@@ -14,23 +20,23 @@ func (r *run) startLocked(ts []*inflight) {
 		return
 	}
 	if r.c.batch != nil {
-		msgs := make([]*Message, len(ts))
+		ids, groups := make([]string, len(ts)), make([]string, len(ts))
 		for i, t := range ts {
-			msgs[i] = t.msg
+			ids[i], groups[i] = t.msg.ID, t.msg.GroupID()
 		}
-		start := r.seq.admitAll(msgs)
+		start := r.seq.AdmitAll(ids, groups)
 		if len(start) == 0 {
 			return
 		}
 		unit := make([]*inflight, len(start))
-		for i, m := range start {
-			unit[i] = r.tracked[m.ID]
+		for i, j := range start {
+			unit[i] = ts[j]
 		}
 		r.pushUnitLocked(unit)
 		return
 	}
 	for _, t := range ts {
-		if r.seq.admit(t.msg) {
+		if r.seq.Admit(t.msg.ID, t.msg.GroupID()) {
 			r.pushLocked(t)
 		}
 	}
@@ -99,7 +105,11 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 		started = append(started, t)
 	}
 	if len(started) > 0 {
-		ctx, cancel = context.WithCancelCause(r.hctx)
+		parent := r.hctx
+		if r.c.batch == nil {
+			parent = started[0].ctx // the message's: its trace context and process span
+		}
+		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
 			t.state, t.cancel = stateRunning, cancel
 			r.running++
@@ -141,7 +151,7 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	if r.c.batch != nil {
 		errs = r.callBatch(ctx, unit)
 	} else {
-		errs = []error{invoke(ctx, r.c.handler, unit[0].msg)}
+		errs = []error{dispatch.Invoke(ctx, r.c.handler, unit[0].msg, panicked)}
 	}
 	returned = true
 	took := time.Since(began)
@@ -167,9 +177,18 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	for i, t := range unit {
 		msgs[i] = t.msg
 	}
-	errs := invokeBatch(ctx, r.c.batch, msgs)
+	ctx, span := r.obs.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	defer span.End(nil) // a runtime.Goexit in the handler ends it too
+	span.Set(telemetry.AttrBatchCount, len(msgs))
+	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
-		holdBackAfterFailures(msgs, errs, r.o.StopOnFirstFailure)
+		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, r.o.StopOnFirstFailure, ErrHeldBack)
+	}
+	for _, err := range errs {
+		if err != nil {
+			span.Fail(errorType(err))
+			break
+		}
 	}
 	return errs
 }
@@ -209,8 +228,11 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		r.loseLocked(t, fmt.Errorf("%w: its visibility lapsed before its handler returned", ErrLeaseLost))
 	}
 	lost := t.lost
-	if lost != nil && err == nil {
+	switch {
+	case lost != nil && err == nil:
 		err = lost // the handler succeeded too late: not deleted
+	case lost != nil && !errors.Is(err, ErrLeaseLost):
+		err = fmt.Errorf("%w (the handler returned: %w)", lost, err) // its failure is the lost lease
 	}
 	delay := time.Duration(0)
 	switch {
@@ -227,13 +249,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		}
 		r.leaveLocked(t)
 	}
-	next, givenUp := r.seq.done(t.msg, err != nil)
-	for _, m := range next {
-		r.pushLocked(r.tracked[m.ID])
+	next, givenUp := r.seq.Done(t.msg.GroupID(), err != nil)
+	if next != "" {
+		r.pushLocked(r.tracked[next])
 	}
 	gaveUp := make([]*inflight, 0, len(givenUp))
-	for _, m := range givenUp {
-		if g := r.tracked[m.ID]; g != nil && !g.settled {
+	for _, id := range givenUp {
+		if g := r.tracked[id]; g != nil && !g.settled {
 			g.settled = true
 			r.leaveLocked(g)
 			gaveUp = append(gaveUp, g)
@@ -251,21 +273,17 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	}
 	switch {
 	case err == nil:
-		r.c.stats.handled.Add(1)
-		r.h.handled(t.msg, took)
+		r.obs.settled(t, nil, took, ran)
 		r.set.delete(t)
 	case lost != nil:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
+		r.obs.settled(t, err, took, ran)
 		r.placeCond.Signal()
 	case !ran:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
+		r.obs.settled(t, err, took, ran)
 		r.set.change(visChange{t: t, kind: changeRelease})
 	default:
-		r.c.stats.failed.Add(1)
-		r.h.failed(t.msg, err)
-		r.logFailure(t.msg, err)
+		r.obs.settled(t, err, took, ran)
+		r.logFailure(t, err)
 		if delay >= 0 {
 			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension))})
 		} else {
@@ -275,8 +293,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	if len(gaveUp) > 0 {
 		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID())
 		for _, g := range gaveUp {
-			r.c.stats.failed.Add(1)
-			r.h.failed(g.msg, cause)
+			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
 		}
 	}
@@ -336,8 +353,7 @@ func (r *run) released(t *inflight, err error, secs int32) {
 	r.mu.Unlock()
 	r.placeCond.Signal()
 	if err == nil && secs >= 0 {
-		r.c.stats.released.Add(1)
-		r.h.released(t.msg, time.Duration(secs)*time.Second)
+		r.obs.released(t, time.Duration(secs)*time.Second)
 	}
 }
 
@@ -349,12 +365,10 @@ func (r *run) deleted(t *inflight, err error) {
 	r.mu.Unlock()
 	r.placeCond.Signal()
 	if err == nil {
-		r.c.stats.deleted.Add(1)
-		r.h.deleted(t.msg)
+		r.obs.deleted(t)
 		return
 	}
-	r.c.stats.deleteFailed.Add(1)
-	r.h.deleteFailed(t.msg, err)
+	r.obs.deleteFailed(t, err)
 	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: delete failed; the message will be delivered again",
 		slog.String("message_id", t.msg.ID), slog.String("error", err.Error()))
 }

@@ -43,12 +43,19 @@ import (
 // Once ctx is done no call starts; messages not sent yet fail with ctx's
 // error, and SendBatch returns when the calls in flight have come back.
 func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
+	ctx, span := s.obs.startSend(ctx, len(msgs))
+	results := s.sendBatch(ctx, msgs)
+	s.obs.endSend(ctx, span, results...)
+	return results
+}
+
+func (s *Sender) sendBatch(ctx context.Context, msgs []Message) []Result {
 	results := make([]Result, len(msgs))
 	q := s.newPipeline(s.opts.SendConcurrency, true, func(p *prepared, r Result) { results[p.index] = r })
 	var invalid map[string]blockage // FIFO groups with an invalid message
 	for i := range msgs {
 		m := &msgs[i]
-		p, err := s.prepare(i, m)
+		p, err := s.prepare(ctx, i, m)
 		if err != nil {
 			results[i].Err = err
 			if g := s.groupOf(m); s.fifo && g != "" && !s.opts.ContinueGroupAfterFailure {
@@ -101,8 +108,9 @@ func (s *Sender) batchInput(batch []*prepared) *sqs.SendMessageBatchInput {
 	entries := make([]types.SendMessageBatchRequestEntry, len(batch))
 	for i, p := range batch {
 		entries[i] = types.SendMessageBatchRequestEntry{
-			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(p.msg.Body), MessageAttributes: p.msg.Attributes,
-			DelaySeconds: p.msg.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
+			Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(p.msg.Body), MessageAttributes: p.attrs,
+			MessageSystemAttributes: systemAttributes(p.traceHeader),
+			DelaySeconds:            p.msg.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
 		}
 	}
 	return &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries}

@@ -84,7 +84,14 @@ func (s *Sender) NewBatcher(optFns ...func(*BatcherOptions)) (*Batcher, error) {
 // messages fail at once. If ctx ends first, Send returns ctx's error; a
 // message already handed to a batch may still be sent.
 func (b *Batcher) Send(ctx context.Context, m Message) (Result, error) {
-	p, err := b.s.prepare(0, &m)
+	ctx, span := b.s.obs.startSend(ctx, 1)
+	res, err := b.send(ctx, &m)
+	b.s.obs.endSend(ctx, span, res)
+	return res, err
+}
+
+func (b *Batcher) send(ctx context.Context, m *Message) (Result, error) {
+	p, err := b.s.prepare(ctx, 0, m)
 	if err != nil {
 		return Result{Err: err}, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 )
 
 // BenchmarkSend compares, on sqsfake and on the fauxqs emulator, at 0 ms
@@ -30,6 +31,7 @@ func BenchmarkSend(b *testing.B) {
 		{name: "SendMessage-each"},
 		{name: "SendBatch-1-call", batch: true, concurrency: 1},
 		{name: "SendBatch", batch: true},
+		{name: "SendBatch+telemetry", batch: true, telemetry: true},
 		{name: "Batcher-32-callers-4-calls", callers: 32, concurrency: 4},
 		{name: "Batcher-32-callers", callers: 32},
 		{name: "Batcher-256-callers", callers: 256},
@@ -58,6 +60,7 @@ type sendMode struct {
 	batch       bool
 	callers     int
 	concurrency int
+	telemetry   bool // spans, metrics and trace injection, in memory
 }
 
 // callMeter counts the send calls in flight: the peak, and the time spent
@@ -100,6 +103,9 @@ func benchSend(b *testing.B, be fauxqs.Backend, mode sendMode, groups int) {
 	s, err := fifo.NewSender(meter, *q.QueueUrl, func(o *fifo.SenderOptions) {
 		if mode.batch {
 			o.SendConcurrency = mode.concurrency
+		}
+		if mode.telemetry {
+			o.TracerProvider, o.MeterProvider, o.Propagator = &telemetrytest.Tracer{}, &telemetrytest.Meter{}, telemetrytest.Propagator{}
 		}
 	})
 	if err != nil {

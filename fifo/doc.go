@@ -113,6 +113,55 @@
 // until their visibility timeout. The id is dropped after a response and
 // never sent to standard queues. sqskit's consumer uses it.
 //
+// # Trace context and the attribute budget
+//
+// SQS carries trace context two ways, and the Sender writes both:
+//
+//   - the AWSTraceHeader system attribute (AWS X-Ray's header, which Lambda
+//     and X-Ray read): Message.TraceHeader, or, when it is empty,
+//     SenderOptions.Propagator's "X-Amzn-Trace-Id" key. It counts toward
+//     neither the ten message attributes nor the message size.
+//   - message attributes (W3C traceparent and tracestate, or whatever the
+//     Propagator writes): String attributes, which do count.
+//
+// The budget rule: trace context never costs the caller an attribute or a
+// send. The Propagator's fields are added to a copy of the message's
+// attributes (the caller's map is not changed), traceparent first, then
+// tracestate, then the rest by name, only while the message has fewer than
+// ten attributes and stays within MaxMessageBytes; a key the message
+// already carries keeps the caller's value; a field that does not fit, or
+// that SQS would refuse, is skipped, counted
+// (sqskit.send.trace_context.skipped) and logged at Debug, and the message
+// goes without it. A message with ten attributes of its own thus carries
+// its trace in AWSTraceHeader only. Trace fields never enter a
+// deduplication id (ContentDedup reads the caller's attributes). Package
+// consumer and package handler extract both into the handler's ctx;
+// package replay keeps both when it replays.
+//
+// # Telemetry
+//
+// Spans and metrics go through smithy-go's interfaces, as the SDK's own
+// clients do; plug OpenTelemetry in with smithy-go's
+// smithyoteltracing.Adapt and smithyotelmetrics.Adapt (examples/otel).
+// Both are off by default and then cost a nil check.
+//
+// SenderOptions.TracerProvider records a PRODUCER span "send <queue>" per
+// Send, per SendBatch call (with messaging.batch.message_count) and per
+// Batcher.Send, with the messaging conventions' attributes
+// (messaging.system aws_sqs, messaging.destination.name,
+// messaging.operation.type send, messaging.message.id for one message,
+// error.type on failure). The trace context the Propagator writes is that
+// span's, and Send's and SendBatch's calls to SQS are made under it, so
+// the SDK's own spans nest there; the Batcher's calls run on its own
+// goroutine, outside any caller's span (smithy-go's interface has no
+// links).
+//
+// SenderOptions.MeterProvider records messaging.client.sent.messages (by
+// error.type when a message failed: invalid, group_blocked,
+// dedup_window_exceeded, closed, or SQS's code),
+// messaging.client.operation.duration (seconds, per call) and
+// sqskit.send.trace_context.skipped.
+//
 // # Concurrency
 //
 // Sender and Receiver are safe for concurrent use (give each poller its own
@@ -129,6 +178,7 @@
 //
 // # Testing
 //
-// Waits (retries, the Batcher's linger) run on the time package's clock:
-// tests drive them with testing/synctest and sqsfake.
+// Waits (retries, the Batcher's linger, the Receiver's attempt id life) run
+// on the time package's clock: tests drive them with testing/synctest and
+// sqsfake. No Options field takes a clock.
 package fifo

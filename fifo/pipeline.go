@@ -208,7 +208,9 @@ func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 	in := q.s.batchInput(batch)
 	q.flights++
 	go func() {
+		start := q.s.obs.call()
 		out, err := q.s.client.SendMessageBatch(ctx, in)
+		q.s.obs.called(ctx, start, err)
 		q.done <- flight{batch: batch, out: out, err: err}
 	}()
 }

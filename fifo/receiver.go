@@ -36,7 +36,6 @@ type Receiver struct {
 	client   ReceiveAPI
 	queueURL string
 	fifo     bool
-	now      func() time.Time
 	newID    func() string
 
 	mu      sync.Mutex
@@ -44,12 +43,12 @@ type Receiver struct {
 	since   time.Time // when pending was first used
 }
 
-// ReceiverOptions configure a Receiver.
+// ReceiverOptions configure a Receiver. Zero values mean the defaults.
+// Time is the time package's: tests drive the attempt id's 5-minute life
+// with testing/synctest.
 type ReceiverOptions struct {
-	// Now reads the clock for the attempt id's 5-minute life. Default
-	// time.Now.
-	Now func() time.Time
-	// NewAttemptID makes attempt ids. Default 32 random hex characters.
+	// NewAttemptID makes attempt ids: 1 to 128 characters of SQS's id
+	// charset. Default 32 random hex characters.
 	NewAttemptID func() string
 }
 
@@ -62,9 +61,6 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 	if client == nil || queueURL == "" {
 		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
 	if o.NewAttemptID == nil {
 		o.NewAttemptID = func() string {
 			var b [16]byte
@@ -72,7 +68,7 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 			return hex.EncodeToString(b[:])
 		}
 	}
-	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), now: o.Now, newID: o.NewAttemptID}, nil
+	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), newID: o.NewAttemptID}, nil
 }
 
 // Receive calls ReceiveMessage with in (QueueUrl is filled in when empty).
@@ -112,7 +108,7 @@ func (r *Receiver) AttemptID() string {
 func (r *Receiver) attemptID() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := r.now()
+	now := time.Now()
 	// Keep a margin inside the 5 minutes: an id SQS has forgotten would make
 	// the retry a fresh receive, stranding the lost messages until timeout.
 	if r.pending == "" || now.Sub(r.since) >= sqsrule.AttemptIDWindow-30*time.Second {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,7 +45,7 @@ func TestReceiverReusesAttemptIDAfterTransitFailure(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
 	sendGroup(t, f, "1", "2")
 	rec := &recordingClient{ReceiveAPI: f.client}
-	r, err := fifo.NewReceiver(rec, f.url, func(o *fifo.ReceiverOptions) { o.Now = f.clock.Now })
+	r, err := fifo.NewReceiver(rec, f.url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,6 @@ func TestReceiverAttemptInvalidAfterDelete(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
 	sendGroup(t, f, "1", "2")
 	r, _ := fifo.NewReceiver(f.client, f.url, func(o *fifo.ReceiverOptions) {
-		o.Now = f.clock.Now
 		o.NewAttemptID = func() string { return "fixed-attempt" }
 	})
 	first, err := r.Receive(context.Background(), &sqs.ReceiveMessageInput{MaxNumberOfMessages: 1})
@@ -97,16 +97,23 @@ func TestReceiverAttemptInvalidAfterDelete(t *testing.T) {
 }
 
 func TestReceiverRenewsIDNearItsFiveMinuteLife(t *testing.T) {
-	f := newFixture(t, "q.fifo", nil)
-	rec := &recordingClient{ReceiveAPI: f.client}
-	r, _ := fifo.NewReceiver(rec, f.url, func(o *fifo.ReceiverOptions) { o.Now = f.clock.Now })
-	f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 2, Err: sqsfake.ErrInternal})
-	_, _ = r.Receive(context.Background(), &sqs.ReceiveMessageInput{})
-	f.clock.Advance(4*time.Minute + 31*time.Second)
-	_, _ = r.Receive(context.Background(), &sqs.ReceiveMessageInput{})
-	if rec.ids[0] == rec.ids[1] {
-		t.Fatalf("expect a new id past 4m30s, got %q", rec.ids)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := newBubbleFixture(t, "q.fifo", nil)
+		rec := &recordingClient{ReceiveAPI: f.client}
+		r, _ := fifo.NewReceiver(rec, f.url)
+		f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 3, Err: sqsfake.ErrInternal})
+		_, _ = r.Receive(context.Background(), &sqs.ReceiveMessageInput{})
+		time.Sleep(4*time.Minute + 29*time.Second)
+		_, _ = r.Receive(context.Background(), &sqs.ReceiveMessageInput{})
+		time.Sleep(2 * time.Second)
+		_, _ = r.Receive(context.Background(), &sqs.ReceiveMessageInput{})
+		if rec.ids[0] != rec.ids[1] {
+			t.Fatalf("expect the id kept within 4m30s, got %q", rec.ids)
+		}
+		if rec.ids[1] == rec.ids[2] {
+			t.Fatalf("expect a new id past 4m30s, got %q", rec.ids)
+		}
+	})
 }
 
 func TestReceiverNeverSendsAttemptIDToStandardQueues(t *testing.T) {
@@ -140,7 +147,7 @@ func TestReceiverDropsIDAfterNonTransientError(t *testing.T) {
 func TestReceiverRetryReturnsTheFirstAttemptsMessages(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
 	sendGroup(t, f, "1", "2", "3")
-	r, err := fifo.NewReceiver(f.client, f.url, func(o *fifo.ReceiverOptions) { o.Now = f.clock.Now })
+	r, err := fifo.NewReceiver(f.client, f.url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/metrics"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
@@ -40,6 +42,11 @@ type Message struct {
 	// DelaySeconds delays the message, 0 to 900. Standard queues only: FIFO
 	// queues refuse per-message delays.
 	DelaySeconds int32
+	// TraceHeader is sent as the AWSTraceHeader system attribute (AWS
+	// X-Ray's trace header: 1 to 1,024 printable ASCII characters), which
+	// counts toward neither the ten attributes nor the message size. When
+	// empty, SenderOptions.Propagator may set it from the ctx.
+	TraceHeader string
 }
 
 // Result is the outcome of one message.
@@ -128,6 +135,29 @@ type SenderOptions struct {
 	// after an earlier one failed for good. Default false: they fail with
 	// GroupBlockedError, so the group's order holds.
 	ContinueGroupAfterFailure bool
+	// Propagator, when set, writes the ctx's trace context into every
+	// message sent (Send's and SendBatch's ctx, each Batcher.Send's):
+	// AWSTraceHeader from the key "X-Amzn-Trace-Id" (unless the message
+	// sets TraceHeader), and String message attributes (W3C traceparent,
+	// tracestate) within the ten-attribute and size budget, never pushing
+	// out an attribute of the caller's (see the package doc). With a
+	// TracerProvider, the context written is the send span's. Default none:
+	// nothing is added.
+	Propagator Propagator
+	// TracerProvider, when set, records a PRODUCER span "send <queue>" per
+	// Send, per SendBatch call (with messaging.batch.message_count) and per
+	// Batcher.Send; SQS calls are made with it, so the SDK's own spans
+	// (sqs.Options.TracerProvider) nest under it (the Batcher's calls carry
+	// its own ctx). Default none: smithy-go's interface (plug OpenTelemetry
+	// in with smithyoteltracing.Adapt).
+	TracerProvider tracing.TracerProvider
+	// MeterProvider, when set, records messages sent
+	// (messaging.client.sent.messages, with error.type on failure), SQS call
+	// durations (messaging.client.operation.duration) and trace context
+	// fields skipped for want of room (sqskit.send.trace_context.skipped).
+	// Default none: smithy-go's interface (smithyotelmetrics.Adapt for
+	// OpenTelemetry).
+	MeterProvider metrics.MeterProvider
 	// Logger receives retries and failures, never bodies. Default silent.
 	Logger *slog.Logger
 }
@@ -145,6 +175,7 @@ type Sender struct {
 	queueURL string
 	fifo     bool
 	opts     SenderOptions
+	obs      observer
 }
 
 // ErrConfig matches every invalid option with errors.Is.
@@ -167,7 +198,7 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 	if err := resolveOptions(&o, isFIFO); err != nil {
 		return nil, err
 	}
-	return &Sender{client: client, queueURL: queueURL, fifo: isFIFO, opts: o}, nil
+	return &Sender{client: client, queueURL: queueURL, fifo: isFIFO, opts: o, obs: newObserver(&o, queueURL)}, nil
 }
 
 func resolveOptions(o *SenderOptions, isFIFO bool) error {
@@ -228,9 +259,12 @@ func byteLimit(name string, v int) (int, error) {
 type prepared struct {
 	// index orders the messages: the position in the SendBatch call, or the
 	// arrival order in a Batcher.
-	index   int
-	msg     *Message
-	groupID string
+	index int
+	msg   *Message
+	attrs map[string]types.MessageAttributeValue // msg's, or a copy with trace context added
+	// traceHeader is the AWSTraceHeader sent: msg's, or the Propagator's.
+	traceHeader string
+	groupID     string
 	// orderGroup is the group whose order the sender keeps: the group id on
 	// FIFO queues, "" on standard queues, where SQS keeps no order.
 	orderGroup  string
@@ -260,8 +294,23 @@ func (p *prepared) result() Result {
 	return Result{DeduplicationID: p.dedupID, Attempts: p.attempts, Unconfirmed: p.unconfirmed}
 }
 
-// prepare validates m and fixes its group and dedup ids, before any call.
-func (s *Sender) prepare(index int, m *Message) (*prepared, error) {
+// prepare validates m, fixes its group and dedup ids, and adds ctx's trace
+// context when a Propagator is set, before any call.
+func (s *Sender) prepare(ctx context.Context, index int, m *Message) (*prepared, error) {
+	p, err := s.validate(index, m)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.Propagator != nil {
+		if skipped := s.inject(ctx, p); len(skipped) > 0 {
+			s.obs.traceSkipped(ctx, index, skipped)
+		}
+	}
+	return p, nil
+}
+
+// validate checks m as SQS would and fixes its group and dedup ids.
+func (s *Sender) validate(index int, m *Message) (*prepared, error) {
 	if err := sqsrule.CheckBody(m.Body); err != nil {
 		return nil, invalid(index, err)
 	}
@@ -271,7 +320,12 @@ func (s *Sender) prepare(index int, m *Message) (*prepared, error) {
 	if err := sqsrule.CheckSize(m.Body, m.Attributes, s.opts.MaxMessageBytes); err != nil {
 		return nil, invalid(index, err)
 	}
-	p := &prepared{index: index, msg: m, groupID: s.groupOf(m), size: sqsrule.MessageSize(m.Body, m.Attributes)}
+	if m.TraceHeader != "" {
+		if err := checkTraceHeader(m.TraceHeader); err != nil {
+			return nil, invalid(index, err)
+		}
+	}
+	p := &prepared{index: index, msg: m, attrs: m.Attributes, traceHeader: m.TraceHeader, groupID: s.groupOf(m), size: sqsrule.MessageSize(m.Body, m.Attributes)}
 	if p.groupID != "" {
 		if err := sqsrule.CheckGroupID(p.groupID); err != nil {
 			return nil, invalid(index, err)
@@ -319,13 +373,21 @@ func (s *Sender) groupOf(m *Message) string {
 // deduplication id, inside the dedup window, on FIFO queues) up to
 // SendMaxAttempts calls. The error is the Result's Err.
 func (s *Sender) Send(ctx context.Context, m Message) (Result, error) {
-	p, err := s.prepare(0, &m)
+	ctx, span := s.obs.startSend(ctx, 1)
+	res, err := s.send(ctx, &m)
+	s.obs.endSend(ctx, span, res)
+	return res, err
+}
+
+func (s *Sender) send(ctx context.Context, m *Message) (Result, error) {
+	p, err := s.prepare(ctx, 0, m)
 	if err != nil {
 		return Result{Err: err}, err
 	}
 	in := &sqs.SendMessageInput{
-		QueueUrl: aws.String(s.queueURL), MessageBody: aws.String(m.Body), MessageAttributes: m.Attributes,
-		DelaySeconds: m.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
+		QueueUrl: aws.String(s.queueURL), MessageBody: aws.String(m.Body), MessageAttributes: p.attrs,
+		MessageSystemAttributes: systemAttributes(p.traceHeader),
+		DelaySeconds:            m.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
 	}
 	fail := func(err error) (Result, error) {
 		res := p.result()
@@ -338,7 +400,9 @@ func (s *Sender) Send(ctx context.Context, m Message) (Result, error) {
 			return fail(err)
 		}
 		s.markAttempt(p)
+		start := s.obs.call()
 		out, err := s.client.SendMessage(ctx, in)
+		s.obs.called(ctx, start, err)
 		if err == nil {
 			p.unconfirmed += sdkUnconfirmed(out.ResultMetadata)
 			res := p.result()
@@ -421,6 +485,16 @@ func (s *Sender) delay(attempt int, prev time.Duration, cause error) time.Durati
 		return es.DelayFor(attempt, prev, cause)
 	}
 	return s.opts.SendBackoff.Delay(attempt, prev)
+}
+
+// systemAttributes carries an AWSTraceHeader, or nothing.
+func systemAttributes(traceHeader string) map[string]types.MessageSystemAttributeValue {
+	if traceHeader == "" {
+		return nil
+	}
+	return map[string]types.MessageSystemAttributeValue{
+		string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(traceHeader)},
+	}
 }
 
 func optional(s string) *string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -35,6 +36,11 @@ func BenchmarkReplay(b *testing.B) {
 			b.Run(name+"/"+fauxqs.LatencyName(latency), func(b *testing.B) {
 				be := fauxqs.OpenBackend(b, name, latency)
 				b.Run("sqskit-replayer", func(b *testing.B) { benchReplayer(b, be) })
+				b.Run("sqskit-replayer+telemetry", func(b *testing.B) {
+					benchReplayer(b, be, func(o *replay.Options) {
+						o.TracerProvider, o.MeterProvider, o.Propagator = &telemetrytest.Tracer{}, &telemetrytest.Meter{}, telemetrytest.Propagator{}
+					})
+				})
 				b.Run("one-batch-pipeline", func(b *testing.B) { benchOneBatch(b, be) })
 				b.Run("sample-style-loop", func(b *testing.B) { benchSampleLoop(b, be) })
 			})
@@ -47,14 +53,14 @@ func report(b *testing.B, be fauxqs.Backend, elapsed time.Duration) {
 	b.ReportMetric(float64(be.Calls())/float64(b.N), "calls/msg")
 }
 
-func benchReplayer(b *testing.B, be fauxqs.Backend) {
+func benchReplayer(b *testing.B, be fauxqs.Backend, fns ...func(*replay.Options)) {
 	main, operator, dlq := be.Queue(b, 0), be.Queue(b, 0), be.Queue(b, b.N)
 	var last atomic.Int64
-	r, err := replay.New(be.API, dlq, operator, func(o *replay.Options) {
+	r, err := replay.New(be.API, dlq, operator, append(fns, func(o *replay.Options) {
 		o.Target = main
 		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Constant{}}
-		o.Hooks.Replayed = func(*types.Message, replay.Decision, string) { last.Store(time.Now().UnixNano()) }
-	})
+		o.Hooks.Replayed = func(context.Context, *types.Message, replay.Decision, string) { last.Store(time.Now().UnixNano()) }
+	})...)
 	if err != nil {
 		b.Fatal(err)
 	}

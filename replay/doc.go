@@ -155,6 +155,33 @@
 // holds, escalations (with reason), failures and rejections, never bodies or
 // attribute values.
 //
+// # Telemetry and trace context
+//
+// A replayed or escalated message keeps its trace context as it came: its
+// AWSTraceHeader system attribute, and trace attributes (traceparent,
+// tracestate, baggage), which are the last to be moved aside when a message
+// has no room, so a consumer sees its trace without calling Restore.
+//
+// Spans and metrics go through smithy-go's interfaces (plug OpenTelemetry
+// in with smithy-go's adapters; examples/otel). Both are off by default,
+// and then cost a nil check. With Options.TracerProvider: "receive <dlq>"
+// (CLIENT) per receive; "process <dlq>" (CONSUMER) per message, carrying
+// its decision (sqskit.replay.outcome: replayed, escalated, held, waiting,
+// skipped, failed, rejected, or dry_run_<action>; sqskit.replay.reason;
+// sqskit.replay.attempt) and the conventions' attributes
+// (messaging.system aws_sqs, messaging.destination.name,
+// messaging.message.id); "send <queue>" (PRODUCER) per send call, under
+// its first message's decision span, smithy-go's interface having no
+// links; "delete <dlq>" and "change_visibility <dlq>" (CLIENT, type
+// settle) per settle call. With Options.Propagator, a message's decision
+// span is its producer's child, so a replay shows in the trace of the
+// message's first send, beside each time it was handled. With
+// Options.MeterProvider: messaging.client.consumed.messages (from the
+// DLQ), sqskit.replay.decisions (by sqskit.replay.outcome and
+// sqskit.replay.reason), messaging.client.sent.messages (by destination
+// and error.type) and messaging.client.operation.duration. Hooks get each
+// message's ctx, which carries its decision span.
+//
 // # Errors
 //
 // Invalid options or policy make New return an error matching ErrConfig,

@@ -36,7 +36,9 @@ func ExampleReplayer_Drain() {
 	}
 	r, err := replay.New(api, dlq, operator, func(o *replay.Options) {
 		o.Target = orders
-		o.Hooks.Escalated = func(m *types.Message, d replay.Decision) { fmt.Println("escalated:", *m.Body, d.Reason) }
+		o.Hooks.Escalated = func(_ context.Context, m *types.Message, d replay.Decision) {
+			fmt.Println("escalated:", *m.Body, d.Reason)
+		}
 	})
 	if err != nil {
 		panic(err)

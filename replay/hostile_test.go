@@ -455,7 +455,9 @@ func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
 		event.Records[0].Body = "bad\x00body"
 		var rejected []error
 		r := w.replayer(t, func(o *replay.Options) {
-			o.Hooks.Rejected = func(_ *types.Message, _ replay.Decision, err error) { rejected = append(rejected, err) }
+			o.Hooks.Rejected = func(_ context.Context, _ *types.Message, _ replay.Decision, err error) {
+				rejected = append(rejected, err)
+			}
 		})
 		resp, err := r.HandleLambda(context.Background(), event)
 		if err != nil || len(resp.BatchItemFailures) != 1 {

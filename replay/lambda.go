@@ -40,6 +40,7 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	if len(msgs) == 0 {
 		return resp, nil
 	}
+	r.obs.consumed.Add(ctx, int64(len(msgs)), r.obs.attrs)
 	var items []*item
 	if r.rate.admit(ctx, len(msgs)) && r.rate.pace(ctx, len(msgs), len(msgs)) {
 		items, _ = r.process(ctx, msgs, nil, true, nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // state is where a message is in a pass, and where it ended up.
@@ -44,6 +45,8 @@ type item struct {
 	claimed  bool          // it holds its group's claim for its pass
 	state    state
 	err      error
+	ctx      context.Context // the message's: its trace context and decision span
+	span     telemetry.Span
 }
 
 // pass is one batch of DLQ messages going through the replayer: plan, send,
@@ -70,6 +73,7 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []b
 		if isLeft != nil && isLeft[i] {
 			it.state = left
 		}
+		r.obs.begin(ctx, it)
 		p.items[i] = it
 		p.plan(it)
 	}
@@ -87,7 +91,7 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []b
 	var rep Report
 	for _, it := range p.items {
 		p.count(&rep, it)
-		p.notify(ctx, it)
+		p.notify(it)
 	}
 	return p.items, rep
 }
@@ -259,28 +263,31 @@ func (p *pass) count(rep *Report, it *item) {
 	}
 }
 
-func (p *pass) notify(ctx context.Context, it *item) {
+func (p *pass) notify(it *item) {
+	if it.state != left {
+		p.r.obs.decided(it, p.r.opts.DryRun)
+	}
 	if p.r.opts.DryRun {
 		return
 	}
-	h, log, m, d := &p.r.opts.Hooks, p.r.opts.Logger, it.msg, it.decision
+	ctx, h, log, m, d := it.ctx, &p.r.opts.Hooks, p.r.opts.Logger, it.msg, it.decision
 	id := slog.String("message_id", aws.ToString(m.MessageId))
 	switch it.state {
 	case replayed:
 		log.LogAttrs(ctx, slog.LevelInfo, "replay: replayed", id, slog.Int("attempt", d.Attempt), slog.Duration("delay", d.Delay))
 		if h.Replayed != nil {
-			h.Replayed(m, d, it.target)
+			h.Replayed(ctx, m, d, it.target)
 		}
 	case escalated:
 		log.LogAttrs(ctx, slog.LevelWarn, "replay: escalated", id, slog.String("reason", string(d.Reason)), slog.String("detail", d.Detail))
 		if h.Escalated != nil {
-			h.Escalated(m, d)
+			h.Escalated(ctx, m, d)
 		}
 	case held:
 		until := p.now.Add(it.holdFor)
 		log.LogAttrs(ctx, slog.LevelDebug, "replay: held in the DLQ until due", id, slog.Time("until", until))
 		if h.Held != nil {
-			h.Held(m, d, until)
+			h.Held(ctx, m, d, until)
 		}
 	case waiting:
 		log.LogAttrs(ctx, slog.LevelDebug, "replay: waiting behind an earlier message of its group", id)
@@ -288,12 +295,12 @@ func (p *pass) notify(ctx context.Context, it *item) {
 		log.LogAttrs(ctx, slog.LevelError, "replay: SQS accepts the message in no form; left in the DLQ for a human", id,
 			slog.String("reason", string(d.Reason)), slog.Any("error", it.err), slog.Duration("held_for", it.holdFor))
 		if h.Rejected != nil {
-			h.Rejected(m, d, it.err)
+			h.Rejected(ctx, m, d, it.err)
 		}
 	case failed:
 		log.LogAttrs(ctx, slog.LevelWarn, "replay: failed; left in the DLQ", id, slog.Any("error", it.err))
 		if h.Failed != nil {
-			h.Failed(m, it.err)
+			h.Failed(ctx, m, it.err)
 		}
 	}
 }

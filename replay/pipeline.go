@@ -9,10 +9,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // Run replays continuously until ctx is done, or a receive fails for good
@@ -338,10 +340,18 @@ func receiveInput(queue string, wait, visibility time.Duration, n int) *sqs.Rece
 
 // receive takes up to n messages from the DLQ.
 func (r *Replayer) receive(ctx context.Context, wait time.Duration, n int) ([]types.Message, error) {
-	out, err := r.client.ReceiveMessage(ctx, receiveInput(r.dlq, wait, r.opts.VisibilityTimeout, n))
+	cctx, call := r.obs.startCall(ctx, r.dlq, tracing.SpanKindClient, telemetry.OperationReceive, telemetry.OperationReceive, 0)
+	out, err := r.client.ReceiveMessage(cctx, receiveInput(r.dlq, wait, r.opts.VisibilityTimeout, n))
 	if err != nil {
+		if ctx.Err() != nil {
+			call.end(cctx, 0, nil) // cut short by the end of Run: no failure
+		} else {
+			call.end(cctx, 0, err)
+		}
 		return nil, err
 	}
+	call.end(cctx, len(out.Messages), nil)
+	r.obs.consumed.Add(ctx, int64(len(out.Messages)), r.obs.attrs)
 	return out.Messages, nil
 }
 

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/metrics"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqsrule"
@@ -83,6 +85,29 @@ type Options struct {
 	// 100 ms; Stop (a drained backoff.Budget, say) waits as long as the
 	// longest delay so far, at least 1 s.
 	ReceiveBackoff backoff.Strategy
+	// Propagator, when set, extracts each DLQ message's trace context (its
+	// AWSTraceHeader, and String attributes such as traceparent) into its
+	// ctx: its hooks' and its decision span's parent, so the decision shows
+	// in the producer's trace. Either way the replayer sends a message on
+	// with its AWSTraceHeader and trace attributes as they are. Default
+	// none.
+	Propagator Propagator
+	// TracerProvider, when set, records spans: "receive <dlq>" (CLIENT) per
+	// receive, "process <dlq>" (CONSUMER) per message with its decision
+	// (sqskit.replay.outcome, sqskit.replay.reason, sqskit.replay.attempt),
+	// "send <queue>" (PRODUCER) per send call, under the decision span of
+	// its first message, and "delete <dlq>" and "change_visibility <dlq>"
+	// (CLIENT) per settle call. SQS calls are made with the span's ctx, so
+	// the SDK's own spans nest under them. Default none: smithy-go's
+	// interface (smithyoteltracing.Adapt for OpenTelemetry).
+	TracerProvider tracing.TracerProvider
+	// MeterProvider, when set, records messages received from the DLQ
+	// (messaging.client.consumed.messages), decisions by outcome and reason
+	// (sqskit.replay.decisions), messages sent by destination and error.type
+	// (messaging.client.sent.messages), and SQS call durations
+	// (messaging.client.operation.duration). Default none: smithy-go's
+	// interface (smithyotelmetrics.Adapt for OpenTelemetry).
+	MeterProvider metrics.MeterProvider
 	// Logger receives decisions and failures, never bodies or attribute
 	// values. Default silent.
 	Logger *slog.Logger
@@ -92,19 +117,21 @@ type Options struct {
 
 // Hooks are optional callbacks, called synchronously and possibly from
 // several goroutines at once: keep them fast and safe for concurrent use.
+// Each gets the message's ctx: it carries the message's decision span (with
+// a TracerProvider) and its producer's trace context (with a Propagator).
 type Hooks struct {
 	// Replayed: sent to target with the decision's attempt and delay.
-	Replayed func(m *types.Message, d Decision, target string)
+	Replayed func(ctx context.Context, m *types.Message, d Decision, target string)
 	// Held: kept in the DLQ until its replay is due.
-	Held func(m *types.Message, d Decision, until time.Time)
+	Held func(ctx context.Context, m *types.Message, d Decision, until time.Time)
 	// Escalated: sent to the operator queue.
-	Escalated func(m *types.Message, d Decision)
+	Escalated func(ctx context.Context, m *types.Message, d Decision)
 	// Failed: could not be moved now; it stays in the DLQ for a later pass.
-	Failed func(m *types.Message, err error)
+	Failed func(ctx context.Context, m *types.Message, err error)
 	// Rejected: SQS accepts the message in no form the replayer can build,
 	// not even as an escalation with its attributes or metadata left out.
 	// It stays in the DLQ, held for Policy.MaxBackoff, and needs a human.
-	Rejected func(m *types.Message, d Decision, err error)
+	Rejected func(ctx context.Context, m *types.Message, d Decision, err error)
 }
 
 // Replayer moves messages from a dead-letter queue back to their queue, or
@@ -116,6 +143,7 @@ type Replayer struct {
 	opts     Options
 	policy   Policy
 	rate     *pacer
+	obs      observer
 }
 
 // New returns a Replayer for the dead-letter queue dlqURL, escalating to
@@ -141,6 +169,7 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 	}
 	r := &Replayer{client: client, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved()}
 	r.rate = newPacer(o.RateLimit)
+	r.obs = newObserver(&r.opts, dlqURL)
 	return r, nil
 }
 

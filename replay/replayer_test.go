@@ -161,7 +161,7 @@ func TestPoisonMessageLife(t *testing.T) {
 		var delays []time.Duration
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: 10 * time.Second}}
-			o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
+			o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
 				mu.Lock()
 				delays = append(delays, d.Delay)
 				mu.Unlock()
@@ -225,7 +225,9 @@ func TestTransientFailureSucceedsOnReplayTwo(t *testing.T) {
 		var attempts []int
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Constant{D: 30 * time.Second}}
-			o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) { attempts = append(attempts, d.Attempt) }
+			o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
+				attempts = append(attempts, d.Attempt)
+			}
 		})
 		for len(h.times("flaky")) < 5 {
 			time.Sleep(time.Second)
@@ -254,7 +256,9 @@ func TestThreeHourDelayHonoured(t *testing.T) {
 		var held []time.Time
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{Backoff: backoff.Constant{D: 3 * time.Hour}}
-			o.Hooks.Held = func(_ *types.Message, _ replay.Decision, until time.Time) { held = append(held, until) }
+			o.Hooks.Held = func(_ context.Context, _ *types.Message, _ replay.Decision, until time.Time) {
+				held = append(held, until)
+			}
 		})
 		for len(h.times("later")) < 3 {
 			time.Sleep(time.Minute)
@@ -299,7 +303,7 @@ func TestDefaultPolicySpacesReplaysVisibly(t *testing.T) {
 		var mu sync.Mutex
 		var delays []time.Duration
 		_, stop := w.run(t, h, func(o *replay.Options) {
-			o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
+			o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
 				mu.Lock()
 				delays = append(delays, d.Delay)
 				mu.Unlock()

@@ -35,7 +35,7 @@ func TestFIFOReplaysInGroupOrder(t *testing.T) {
 		var held int
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{Backoff: backoff.Constant{D: 2 * time.Minute}}
-			o.Hooks.Held = func(*types.Message, replay.Decision, time.Time) { held++ }
+			o.Hooks.Held = func(context.Context, *types.Message, replay.Decision, time.Time) { held++ }
 		})
 		for len(h.times("m3")) < 3 {
 			time.Sleep(time.Second)
@@ -139,7 +139,7 @@ func TestRoutingBySourceAllowList(t *testing.T) {
 		r, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
 			o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
 			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
-			o.Hooks.Escalated = func(_ *types.Message, d replay.Decision) { reasons = append(reasons, d.Reason) }
+			o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) { reasons = append(reasons, d.Reason) }
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -265,7 +265,7 @@ func TestRateLimit(t *testing.T) {
 				var at []time.Time
 				rep := w.drain(t, w.replayer(t, func(o *replay.Options) {
 					o.RateLimit = c.rate
-					o.Hooks.Replayed = func(*types.Message, replay.Decision, string) {
+					o.Hooks.Replayed = func(context.Context, *types.Message, replay.Decision, string) {
 						mu.Lock()
 						at = append(at, time.Now())
 						mu.Unlock()

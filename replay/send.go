@@ -16,10 +16,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // form is how much of a message an escalation carries. A replay is always
@@ -282,6 +284,12 @@ func traceHeader(m *types.Message) string {
 	return h
 }
 
+// entryError is a send entry's failure, for its error.type.
+type entryError struct{ code string }
+
+func (e *entryError) Error() string     { return e.code }
+func (e *entryError) ErrorCode() string { return e.code }
+
 // sendChunk sends one batch and records each message's outcome.
 func (p *pass) sendChunk(ctx context.Context, c []outgoing) {
 	target := c[0].it.target
@@ -290,8 +298,15 @@ func (p *pass) sendChunk(ctx context.Context, c []outgoing) {
 		entries[i] = o.entry
 		entries[i].Id = aws.String(strconv.Itoa(i))
 	}
-	out, err := p.r.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(target), Entries: entries})
+	// The call's span sits under the first message's decision span (smithy
+	// has no links); its ctx ends with the pass's, as ctx does.
+	cctx, call := p.r.obs.startCall(c[0].it.ctx, target, tracing.SpanKindProducer, telemetry.OperationSend, telemetry.OperationSend, len(c))
+	out, err := p.r.client.SendMessageBatch(cctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(target), Entries: entries})
+	call.end(cctx, -1, err)
 	if err != nil {
+		for _, o := range c {
+			p.r.obs.sentTo(o.it.ctx, target, err)
+		}
 		err = fmt.Errorf("replay: send to %s: %w", target, err)
 		for _, o := range c {
 			p.callFailed(ctx, o.it, err, len(c))
@@ -304,6 +319,11 @@ func (p *pass) sendChunk(ctx context.Context, c []outgoing) {
 	}
 	for i, o := range c {
 		f, bad := failures[strconv.Itoa(i)]
+		if bad {
+			p.r.obs.sentTo(o.it.ctx, target, &entryError{code: aws.ToString(f.Code)})
+		} else {
+			p.r.obs.sentTo(o.it.ctx, target, nil)
+		}
 		switch {
 		case !bad && o.it.decision.Action == Escalate:
 			o.it.state = escalated

@@ -10,10 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // settleAttempts bounds the tries of a delete or a hold that keeps failing
@@ -50,7 +52,9 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 			for j, i := range idx {
 				entries[j] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle}
 			}
-			out, err := p.r.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			cctx, call := p.r.obs.startCall(ctx, p.r.dlq, tracing.SpanKindClient, telemetry.OperationSettle, telemetry.OperationDelete, len(entries))
+			out, err := p.r.client.DeleteMessageBatch(cctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			call.end(cctx, -1, err)
 			if err != nil {
 				return nil, err
 			}
@@ -75,7 +79,9 @@ func (p *pass) hold(ctx context.Context, kept []*item) {
 				entries[j] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle,
 					VisibilityTimeout: seconds(c[i].holdFor)}
 			}
-			out, err := p.r.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			cctx, call := p.r.obs.startCall(ctx, p.r.dlq, tracing.SpanKindClient, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
+			out, err := p.r.client.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
+			call.end(cctx, -1, err)
 			if err != nil {
 				return nil, err
 			}

