@@ -81,10 +81,10 @@ func run(ctx context.Context, out io.Writer) error {
 	r, err := replay.New(api, dlq, operator, func(o *replay.Options) {
 		o.Target, o.WaitTime = main, time.Second
 		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: 2 * time.Second}}
-		o.Hooks.Replayed = func(_ *types.Message, d replay.Decision, _ string) {
+		o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
 			fmt.Fprintf(out, "replay %d after %v\n", d.Attempt, d.Delay)
 		}
-		o.Hooks.Escalated = func(_ *types.Message, d replay.Decision) {
+		o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) {
 			fmt.Fprintf(out, "escalated: %s (%s)\n", d.Reason, d.Detail)
 		}
 	})
