@@ -32,7 +32,7 @@ type ledger struct {
 	brief  bool // too many orders for a line each: a status line per minute
 	lines  []line
 	failed map[string]failure // consumer failures waiting for their release, by receipt handle
-	lastAt time.Duration    // brief mode: the last status line's time
+	lastAt time.Duration      // brief mode: the last status line's time
 
 	inPlace []time.Duration         // consumer redelivery delays
 	replays map[int][]time.Duration // replay delays, by attempt
