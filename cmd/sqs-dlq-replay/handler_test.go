@@ -472,7 +472,7 @@ func TestQueueURL(t *testing.T) {
 		"arn:aws-us-gov:sqs:us-gov-west-1:210987654321:orders-dlq": "https://sqs.us-gov-west-1.amazonaws.com/210987654321/orders-dlq",
 		"arn:aws:sns:eu-west-1:210987654321:topic":                 "",
 		"arn:aws-iso:sqs:us-iso-east-1:210987654321:q":             "",
-		"not an arn":                                               "",
+		"not an arn": "",
 	} {
 		got, err := queueURL(arn)
 		if got != want || (want == "") != (err != nil) {
@@ -506,4 +506,3 @@ func toRecord(t *testing.T, msgs []types.Message, rec events.SQSMessage) events.
 	}
 	return rec
 }
-
