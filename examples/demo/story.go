@@ -63,7 +63,7 @@ var simStart = time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC)
 
 func newStory(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) (*story, error) {
 	s := &story{cfg: cfg, out: out, log: log, orders: map[string]*order{}, began: time.Now()}
-	replayerClient := func() (*sqs.Client, error) { return nil, nil }
+	var replayerClient func() (*sqs.Client, error)
 	if cfg.endpoint == "" {
 		s.clock = sim.NewClock(simStart)
 		s.probe = sim.NewProbe(s.clock)

@@ -108,7 +108,7 @@ func (l *loop) receive(ctx context.Context, in middleware.InitializeInput, next 
 		return out, md, err
 	}
 	if l.p.clock != nil {
-		skew := l.p.clock.Now().Sub(time.Now())
+		skew := time.Until(l.p.clock.Now())
 		for i := range res.Messages {
 			m := &res.Messages[i]
 			if ms, perr := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); perr == nil {
