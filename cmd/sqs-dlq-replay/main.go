@@ -6,11 +6,11 @@
 // replay, as the sample does, so the same template and queues work
 // unchanged. Build it for the provided.al2023 runtime:
 //
-//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o bootstrap ./cmd/sqs-dlq-replay
-//	zip function.zip bootstrap
+//	GOOS=linux GOARCH=arm64 go build -tags lambda.norpc -o build/bootstrap ./cmd/sqs-dlq-replay
 //
 // and set the function's Runtime to provided.al2023, Handler to bootstrap,
-// Architectures to arm64 (or build with GOARCH=amd64 for x86_64).
+// CodeUri to build/, Architectures to arm64 (or build with GOARCH=amd64 for
+// x86_64).
 //
 // # Environment
 //

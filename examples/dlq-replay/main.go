@@ -126,7 +126,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	say := func(format string, args ...any) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(out, "%6s  %s\n", c.now().Sub(start), fmt.Sprintf(format, args...))
+		fmt.Fprintf(out, "%6s  %s\n", c.now().Sub(start).Round(100*time.Millisecond), fmt.Sprintf(format, args...))
 	}
 	if _, err := c.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(main), MessageBody: aws.String(`{"order":42,"sku":"does-not-exist"}`),
 		MessageAttributes: map[string]types.MessageAttributeValue{"tenant": {DataType: aws.String("String"), StringValue: aws.String("acme")}}}); err != nil {
