@@ -238,11 +238,17 @@ func (l *ledger) flushLocked() {
 		return
 	}
 	if !l.live {
-		// Events of one moment happen in no particular order: sort them,
-		// grouped events first.
+		// Events of one moment come from goroutines in no particular order:
+		// the producer's first, then the grouped ones, then the others by
+		// order, each order's replay first (the replayer's hook runs after
+		// its send, when the consumer may have the message already).
 		slices.SortStableFunc(l.lines, func(a, b line) int {
-			return cmp.Or(a.at.Compare(b.at), cmp.Compare(sourceRank(a.source), sourceRank(b.source)),
-				cmp.Compare(b.group, a.group), cmp.Compare(orderKey(a.order), orderKey(b.order)))
+			c := cmp.Or(a.at.Compare(b.at), cmp.Compare(rank(a.source != "producer"), rank(b.source != "producer")),
+				cmp.Compare(rank(a.group == ""), rank(b.group == "")))
+			if c == 0 && a.group != "" {
+				c = cmp.Or(cmp.Compare(sourceRank(a.source), sourceRank(b.source)), cmp.Compare(a.group, b.group))
+			}
+			return cmp.Or(c, cmp.Compare(orderKey(a.order), orderKey(b.order)), cmp.Compare(rank(a.source != "replayer"), rank(b.source != "replayer")))
 		})
 	}
 	for i := 0; i < len(l.lines); {
@@ -293,8 +299,8 @@ func (l *ledger) statusLocked() {
 		clock(at), delivered, escalated, len(l.orders)-delivered-escalated, calls)
 }
 
-// sourceRank orders a moment's events: the producer, the consumers (FIFO
-// first, as in the intro), then the replayer.
+// sourceRank orders a moment's grouped events: the producer's, then the
+// consumers' (FIFO first, as in the intro).
 func sourceRank(source string) int {
 	switch source {
 	case "producer":
@@ -305,6 +311,14 @@ func sourceRank(source string) int {
 		return 3
 	}
 	return 2
+}
+
+// rank orders false before true.
+func rank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func orderKey(o *order) string {
