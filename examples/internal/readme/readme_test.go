@@ -2,6 +2,7 @@ package readme
 
 import (
 	"bytes"
+	"flag"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -14,9 +15,12 @@ import (
 
 const root = "../../.."
 
+var update = flag.Bool("update", false, "rewrite README.md's Go blocks from the Examples they name")
+
 // block is a fenced code block of the README, with the marker before it.
 type block struct {
-	line   int
+	line   int // of the opening fence, from 1
+	end    int // of the closing fence
 	lang   string
 	marker string // "pkg Func" from <!-- example: pkg Func -->
 	text   string
@@ -50,7 +54,7 @@ func blocks(t *testing.T) []block {
 		for i++; i < len(lines) && lines[i] != "```"; i++ {
 			body = append(body, lines[i])
 		}
-		b.text = strings.Join(body, "\n")
+		b.text, b.end = strings.Join(body, "\n"), i+1
 		out = append(out, b)
 		marker = ""
 	}
@@ -103,6 +107,7 @@ func example(t *testing.T, dir, name string) (string, bool) {
 // they say.
 func TestGoBlocksAreExamples(t *testing.T) {
 	n := 0
+	var fixes []block
 	for _, b := range blocks(t) {
 		if b.lang != "go" {
 			continue
@@ -118,12 +123,39 @@ func TestGoBlocksAreExamples(t *testing.T) {
 			t.Errorf("README.md:%d: %s.%s has no // Output: comment, so go test does not check it", b.line, dir, name)
 		}
 		if body != b.text {
-			t.Errorf("README.md:%d: the block differs from %s.%s; paste the function's body:\n%s", b.line, dir, name, body)
+			if *update {
+				b.text = body
+				fixes = append(fixes, b)
+				continue
+			}
+			t.Errorf("README.md:%d: the block differs from %s.%s (go test ./examples/internal/readme -update rewrites it):\n%s", b.line, dir, name, body)
 		}
 	}
 	if n == 0 {
 		t.Error("expect the README's quick starts as Go blocks, found none")
 	}
+	if len(fixes) > 0 {
+		rewrite(t, fixes)
+	}
+}
+
+// rewrite replaces the text of the blocks given in README.md.
+func rewrite(t *testing.T, fixes []block) {
+	t.Helper()
+	path := filepath.Join(root, "README.md")
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(src), "\n")
+	for i := len(fixes) - 1; i >= 0; i-- { // from the end, so line numbers hold
+		b := fixes[i]
+		lines = append(lines[:b.line], append(strings.Split(b.text, "\n"), lines[b.end-1:]...)...)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("rewrote %d blocks of README.md", len(fixes))
 }
 
 var goRunRE = regexp.MustCompile(`go run (\./[A-Za-z0-9_./-]+)`)
