@@ -1,19 +1,26 @@
-// Command dlq-replay shows the whole flow of sqskit's replay package: a
-// consumer fails on a poison message, SQS moves it to a dead-letter queue,
-// the replayer sends it back with growing delays, and after three replays
-// escalates it to an operator queue, with the reason and its history.
+// Command dlq-replay follows one poison message through sqskit's replay
+// package: a consumer fails on it, SQS moves it to a dead-letter queue after
+// two receives, the replayer sends it back three times with growing
+// jittered delays, then escalates it to an operator queue with the reason
+// and its history. It is the worked example of package replay's
+// documentation, run.
 //
-// In memory (the default) the delays are seconds long so the demo ends
-// quickly. With SQSKIT_ENDPOINT (an emulator) or SQSKIT_AWS=1 it creates
-// sqskit-example-* queues and runs the same flow.
+// In memory (the default) it runs on simulated time: the queues' clock
+// jumps ahead whenever the consumer and the replayer wait, so its ten
+// minutes pass at once, with the default replay policy. With SQSKIT_ENDPOINT
+// (an emulator) or SQSKIT_AWS=1 it runs in real time with delays of seconds,
+// on queues of its own (sqskit-example-*) that it deletes at the end.
+// Failures are logged on standard error.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -25,67 +32,134 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/examples/internal/backend"
+	"github.com/sqskit/sqskit/examples/internal/sim"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	if err := run(context.Background(), os.Stdout, os.Stderr); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, out io.Writer) error {
-	api, where, err := backend.Open(ctx)
+// clients are the example's SQS clients, on simulated time in memory.
+type clients struct {
+	api, replayer *sqs.Client
+	clock         *sim.Clock // nil: real time
+	probe         *sim.Probe
+	closeIdle     []func()
+}
+
+func open(ctx context.Context, endpoint string) (*clients, error) {
+	if endpoint == "" {
+		c := &clients{clock: sim.NewClock(time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC))}
+		c.probe = sim.NewProbe(c.clock)
+		srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = c.clock })
+		c.api, c.replayer = srv.Client(c.probe.Instrument), srv.Client(c.probe.InstrumentReplayer)
+		return c, nil
+	}
+	c := &clients{probe: sim.NewProbe(nil)}
+	var err error
+	var closeIdle func()
+	for _, client := range []**sqs.Client{&c.api, &c.replayer} {
+		if *client, closeIdle, err = backend.Client(ctx, endpoint); err != nil {
+			return nil, err
+		}
+		c.closeIdle = append(c.closeIdle, closeIdle)
+	}
+	return c, nil
+}
+
+func (c *clients) now() time.Time {
+	if c.clock != nil {
+		return c.clock.Now()
+	}
+	return time.Now()
+}
+
+func run(ctx context.Context, out, errOut io.Writer) (err error) {
+	endpoint := backend.Endpoint()
+	c, err := open(ctx, endpoint)
 	if err != nil {
 		return err
+	}
+	defer func() {
+		for _, closeIdle := range c.closeIdle {
+			closeIdle()
+		}
+	}()
+	logger := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelError}))
+	where := "in memory, on simulated time"
+	if endpoint != "" {
+		where = endpoint + ", in real time"
 	}
 	fmt.Fprintln(out, "backend:", where)
-	dlq, err := backend.Queue(ctx, api, "sqskit-example-dlq", nil)
+
+	// In memory: the worked example of package replay's doc, with its 30 s
+	// visibility timeout and the default policy. On an endpoint: seconds.
+	visibility, policy := "30", replay.Policy{}
+	if endpoint != "" {
+		visibility, policy = "1", replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: time.Second}}
+	}
+	queues := backend.NewQueues(c.api, endpoint, "sqskit-example")
+	defer func() { err = errors.Join(err, queues.DeleteAll(ctx)) }()
+	dlq, err := queues.Create(ctx, "dlq", nil)
 	if err != nil {
 		return err
 	}
-	dlqArn, err := arnOf(ctx, api, dlq)
+	dlqArn, err := queues.ARN(ctx, dlq)
 	if err != nil {
 		return err
 	}
-	main, err := backend.Queue(ctx, api, "sqskit-example-main", map[string]string{
-		"RedrivePolicy":     fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":2}`, dlqArn),
-		"VisibilityTimeout": "1",
-	})
+	main, err := queues.Create(ctx, "main", map[string]string{"RedrivePolicy": backend.RedrivePolicy(dlqArn, 2), "VisibilityTimeout": visibility})
 	if err != nil {
 		return err
 	}
-	operator, err := backend.Queue(ctx, api, "sqskit-example-operator", nil)
+	operator, err := queues.Create(ctx, "operator", nil)
 	if err != nil {
-		return err
-	}
-	if _, err := api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(main), MessageBody: aws.String(`{"order":42,"sku":"does-not-exist"}`),
-		MessageAttributes: map[string]types.MessageAttributeValue{"tenant": {DataType: aws.String("String"), StringValue: aws.String("acme")}}}); err != nil {
 		return err
 	}
 
+	start := c.now()
 	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, "%6s  %s\n", c.now().Sub(start).Round(100*time.Millisecond), fmt.Sprintf(format, args...))
+	}
+	if _, err := c.api.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(main), MessageBody: aws.String(`{"order":42,"sku":"does-not-exist"}`),
+		MessageAttributes: map[string]types.MessageAttributeValue{"tenant": {DataType: aws.String("String"), StringValue: aws.String("acme")}}}); err != nil {
+		return err
+	}
+	say("sent order 42 to the main queue (maxReceiveCount 2, visibility timeout %ss)", visibility)
+
 	handled := 0
-	c, err := consumer.New(api, main, func(context.Context, *consumer.Message) error {
+	cons, err := consumer.New(c.api, main, func(_ context.Context, m *consumer.Message) error {
 		mu.Lock()
 		handled++
 		mu.Unlock()
-		return fmt.Errorf("unknown SKU") // a poison message: it always fails
+		return errors.New("unknown SKU") // a poison message: it always fails
 	}, func(o *consumer.Options) {
-		o.VisibilityTimeout, o.WaitTime, o.OnFailure = time.Second, time.Second, consumer.LeaveToTimeout
+		o.OnFailure = consumer.LeaveToTimeout // back when its visibility timeout ends, as with a plain SQS consumer
+		o.Logger = logger
+		o.Hooks.Failed = func(_ context.Context, m *consumer.Message, err error) {
+			say("handler failed (receive %d): %v", m.ReceiveCount(), err)
+		}
 	})
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(api, dlq, operator, func(o *replay.Options) {
-		o.Target, o.WaitTime = main, time.Second
-		o.Policy = replay.Policy{MaxAttempts: 3, Backoff: backoff.Exponential{Base: 2 * time.Second}}
+	escalated := make(chan struct{})
+	r, err := replay.New(c.replayer, dlq, operator, func(o *replay.Options) {
+		o.Target, o.Policy, o.Logger = main, policy, logger
+		o.Concurrency = 1 // the simulation follows one receive loop
 		o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
-			fmt.Fprintf(out, "replay %d after %v\n", d.Attempt, d.Delay)
+			say("dead-lettered by SQS; replay %d, back on the main queue in %v", d.Attempt, d.Delay.Round(100*time.Millisecond))
 		}
 		o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) {
-			fmt.Fprintf(out, "escalated: %s (%s)\n", d.Reason, d.Detail)
+			say("dead-lettered by SQS; escalated: %s (%s)", d.Reason, d.Detail)
+			close(escalated)
 		}
 	})
 	if err != nil {
@@ -93,41 +167,65 @@ func run(ctx context.Context, out io.Writer) error {
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); _ = c.Run(runCtx) }()
-	go func() { defer wg.Done(); _ = r.Run(runCtx) }()
-
-	var escalated []types.Message
-	for deadline := time.Now().Add(2 * time.Minute); len(escalated) == 0 && time.Now().Before(deadline); {
-		res, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(operator), WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
-		if err != nil {
-			cancel()
-			wg.Wait()
-			return err
-		}
-		escalated = res.Messages
+	for _, worker := range []func(context.Context) error{cons.Run, r.Run} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := worker(runCtx); err != nil {
+				logger.Error("stopped", "error", err)
+			}
+		}()
 	}
+	err = wait(ctx, c, cons, escalated)
 	cancel()
 	wg.Wait()
-	if len(escalated) == 0 {
-		return fmt.Errorf("nothing reached the operator queue")
-	}
-	m := escalated[0]
-	var md replay.Metadata
-	if err := json.Unmarshal([]byte(aws.ToString(m.MessageAttributes[replay.MetadataAttribute].StringValue)), &md); err != nil {
+	if err != nil {
 		return err
 	}
-	mu.Lock()
-	fmt.Fprintf(out, "handled %d times in all\n", handled)
-	mu.Unlock()
-	fmt.Fprintf(out, "operator queue: body %s, tenant %s, reason %s\n", aws.ToString(m.Body), aws.ToString(m.MessageAttributes["tenant"].StringValue), md.Reason)
-	return nil
+	return readOperator(ctx, c.api, operator, out, handled)
 }
 
-func arnOf(ctx context.Context, api sqsfake.API, url string) (string, error) {
-	out, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
-	if err != nil {
-		return "", err
+// wait returns once the message is escalated: in memory, driving the
+// simulated clock; on an endpoint, within ten minutes.
+func wait(ctx context.Context, c *clients, cons *consumer.Consumer, escalated <-chan struct{}) error {
+	if c.clock == nil {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		defer cancel()
+		select {
+		case <-escalated:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("nothing reached the operator queue: %w", ctx.Err())
+		}
 	}
-	return out.Attributes["QueueArn"], nil
+	d := sim.Driver{Clock: c.clock, Probe: c.probe, Pollers: 2, Quiet: func() bool { return cons.Stats().InFlight == 0 }}
+	return d.Run(ctx, func() bool {
+		select {
+		case <-escalated:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+// readOperator reads the escalation as the human on duty would: the body,
+// the attributes the message came with, and the reason.
+func readOperator(ctx context.Context, api *sqs.Client, operator string, out io.Writer, handled int) error {
+	res, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(operator), MaxNumberOfMessages: 1, MessageAttributeNames: []string{"All"}})
+	if err != nil {
+		return err
+	}
+	if len(res.Messages) == 0 {
+		return errors.New("nothing in the operator queue")
+	}
+	m := res.Messages[0]
+	var md replay.Metadata
+	if err := json.Unmarshal([]byte(aws.ToString(m.MessageAttributes[replay.MetadataAttribute].StringValue)), &md); err != nil {
+		return fmt.Errorf("read the replay metadata: %w", err)
+	}
+	fmt.Fprintf(out, "handled %d times in all\n", handled)
+	fmt.Fprintf(out, "operator queue: body %s, tenant %s, reason %s, replays %s\n", aws.ToString(m.Body),
+		aws.ToString(m.MessageAttributes["tenant"].StringValue), md.Reason, aws.ToString(m.MessageAttributes[replay.DefaultCounterAttribute].StringValue))
+	return nil
 }

@@ -3,11 +3,14 @@
 // deterministic deduplication id, and a batch sent in few calls.
 //
 // It runs in memory by default; set SQSKIT_ENDPOINT (an emulator) or
-// SQSKIT_AWS=1 (real AWS) to use a real queue.
+// SQSKIT_AWS=1 (real AWS) to use a real queue of its own
+// (sqskit-example-*-orders.fifo), which it deletes at the end. Errors go to
+// standard error.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -27,13 +30,15 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, out io.Writer) error {
+func run(ctx context.Context, out io.Writer) (err error) {
 	api, where, err := backend.Open(ctx)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "backend:", where)
-	url, err := backend.Queue(ctx, api, "sqskit-example-orders.fifo", map[string]string{"FifoQueue": "true"})
+	queues := backend.NewQueues(api, backend.Endpoint(), "sqskit-example")
+	defer func() { err = errors.Join(err, queues.DeleteAll(ctx)) }()
+	url, err := queues.Create(ctx, "orders.fifo", map[string]string{"FifoQueue": "true"})
 	if err != nil {
 		return err
 	}

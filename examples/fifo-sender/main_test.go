@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 func TestRunInMemory(t *testing.T) {
@@ -23,5 +25,26 @@ func TestRunInMemory(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("expect output to contain %q, got:\n%s", want, got)
 		}
+	}
+}
+
+// Against an endpoint (sqsfake over HTTP) it sends to a queue of its own and
+// deletes it at the end, so a second run within the 5-minute deduplication
+// window sees its events again.
+func TestRunOnEndpoint(t *testing.T) {
+	srv := sqsfake.New()
+	hs := sqsfake.StartHTTP(t, srv)
+	t.Setenv("SQSKIT_ENDPOINT", hs.URL)
+	for range 2 {
+		var out bytes.Buffer
+		if err := run(context.Background(), &out); err != nil {
+			t.Fatal(err)
+		}
+		if want := "received 5 events, each once"; !strings.Contains(out.String(), want) {
+			t.Errorf("expect %q in:\n%s", want, out.String())
+		}
+	}
+	if n := srv.Calls().Op["DeleteQueue"]; n != 2 {
+		t.Errorf("expect each run's queue deleted, got %d DeleteQueue calls", n)
 	}
 }

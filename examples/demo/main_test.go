@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"go.uber.org/goleak"
+
+	"github.com/sqskit/sqskit/sqsfake"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// inMemory clears the environment that would point the demo at an endpoint.
+func inMemory(t *testing.T) {
+	t.Setenv("SQSKIT_ENDPOINT", "")
+	t.Setenv("SQSKIT_AWS", "")
+}
+
+var countsLine = regexp.MustCompile(`Counts: (\d+) orders sent; (\d+) delivered .*; (\d+) in the operator queue .*; (\d+) delivered twice\.`)
+
+// checkSummary checks the summary of a run of n orders: every order
+// accounted for, the check passed, and the fate table complete.
+func checkSummary(t *testing.T, out string, n int) {
+	t.Helper()
+	m := countsLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no counts line in:\n%s", out)
+	}
+	sent, _ := strconv.Atoi(m[1])
+	delivered, _ := strconv.Atoi(m[2])
+	escalated, _ := strconv.Atoi(m[3])
+	if sent != n || delivered+escalated != n {
+		t.Errorf("expect %d orders sent and each delivered or escalated, got sent %d, delivered %d, escalated %d", n, sent, delivered, escalated)
+	}
+	if want := "Nothing lost: each of the " + strconv.Itoa(n) + " orders"; !strings.Contains(out, want) {
+		t.Errorf("expect %q in:\n%s", want, out)
+	}
+	if strings.Contains(out, "LOST") {
+		t.Errorf("expect no lost order, got:\n%s", out)
+	}
+}
+
+// The README's first command: the whole story in memory, on simulated time.
+func TestInMemory(t *testing.T) {
+	inMemory(t)
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), nil, &out, &errs); err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out.String(), errs.String())
+	}
+	got := out.String()
+	checkSummary(t, got, 20)
+	for _, want := range []string{
+		"in memory (sqsfake), on simulated time",
+		"producer     sent 10 orders to orders.fifo in 1 SendMessageBatch call",
+		"delivered at the first call",
+		"failed (call 1, receive 1): payment gateway timed out",
+		"not started behind a failed order of their FIFO group",
+		"held in the DLQ (FIFO queues take no per-message delay)",
+		"replay 1 of 3: back on orders in",
+		"escalated to the operator queue: attempts-exhausted (replayed 3 times, the maximum is 3)",
+		"escalated to the operator queue: invalid-counter (counter sqs-dlq-replay-nb is negative)",
+		"operator queue: attempts-exhausted",
+		"operator queue: invalid-counter",
+		"delivered after 1 replay",
+		"Time: ", "of simulated time",
+		"API calls: ",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("expect %q in:\n%s", want, got)
+		}
+	}
+	if errs.Len() > 0 {
+		t.Errorf("expect no errors logged, got:\n%s", errs.String())
+	}
+}
+
+// Other sizes, seeds and shapes of the story all end with nothing lost;
+// past 60 orders the timeline gives way to a status line per minute.
+func TestStories(t *testing.T) {
+	inMemory(t)
+	for _, c := range []struct {
+		args []string
+		n    int
+		want string
+	}{
+		{[]string{"-n", "1"}, 1, "#1 "},
+		{[]string{"-n", "9", "-fifo", "-seed", "7"}, 9, "orders.fifo"},
+		{[]string{"-n", "12", "-standard", "-replays", "0"}, 12, "the backoff strategy stopped after 0 replays"},
+		{[]string{"-n", "8", "-replays", "5", "-seed", "3"}, 8, "replay 5 of 5"},
+		{[]string{"-n", "80", "-seed", "42"}, 80, "pending 0"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var out, errs bytes.Buffer
+			if err := run(context.Background(), c.args, &out, &errs); err != nil {
+				t.Fatalf("run: %v\n%s\n%s", err, out.String(), errs.String())
+			}
+			checkSummary(t, out.String(), c.n)
+			if !strings.Contains(out.String(), c.want) {
+				t.Errorf("expect %q in:\n%s", c.want, out.String())
+			}
+		})
+	}
+}
+
+// The check that nothing was lost looks at the queues: an escalated order
+// that is not in the operator queue when the story ends is reported lost,
+// and the run fails.
+func TestLostOrderIsReported(t *testing.T) {
+	inMemory(t)
+	cfg, _, err := parse([]string{"-n", "10", "-standard"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	ctx := context.Background()
+	s, err := newStory(ctx, cfg, &out, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.beforeCheck = func(ctx context.Context, s *story) {
+		if _, err := s.api.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(s.operator)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = s.run(ctx)
+	if !errors.Is(err, errLost) {
+		t.Fatalf("expect errLost, got %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "\nLOST: #") || strings.Contains(out.String(), "Nothing lost") {
+		t.Errorf("expect the lost orders named, got:\n%s", out.String())
+	}
+}
+
+// The endpoint mode, over HTTP against sqsfake's server: the same story in
+// real time, on queues of its own that it deletes at the end. The standard
+// queue alone keeps it short; SQSKIT_LONG=1 runs both queues.
+func TestEndpoint(t *testing.T) {
+	args := []string{"-standard", "-n", "6", "-replays", "1", "-seed", "2"}
+	n := 6
+	if os.Getenv("SQSKIT_LONG") != "" {
+		args, n = []string{"-n", "10"}, 10
+	}
+	srv := sqsfake.New()
+	hs := sqsfake.StartHTTP(t, srv)
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), append([]string{"-endpoint", hs.URL}, args...), &out, &errs); err != nil {
+		t.Fatalf("run: %v\n%s\n%s", err, out.String(), errs.String())
+	}
+	checkSummary(t, out.String(), n)
+	if want := "against " + hs.URL + ", in real time"; !strings.Contains(out.String(), want) {
+		t.Errorf("expect %q in:\n%s", want, out.String())
+	}
+	if calls := srv.Calls().Op["CreateQueue"]; calls == 0 {
+		t.Errorf("expect the queues created on the endpoint, got %d CreateQueue calls", calls)
+	}
+	list, err := hs.SDKClient().ListQueues(context.Background(), &sqs.ListQueuesInput{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.QueueUrls) != 0 {
+		t.Errorf("expect the demo's queues deleted, got %v", list.QueueUrls)
+	}
+}
+
+func TestFlags(t *testing.T) {
+	inMemory(t)
+	for _, args := range [][]string{{"-n", "0"}, {"-n", "1001"}, {"-replays", "11"}, {"-replays", "-1"}, {"extra"}, {"-log", "loud"}} {
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), args, &out, &errs); err == nil {
+			t.Errorf("%v: expect an error, got none", args)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%v: expect nothing run, got:\n%s", args, out.String())
+		}
+	}
+}
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// In memory the story spans minutes of queue time and waits for none of
+// them on the machine's clock: in a synctest bubble, where the clock moves
+// only as far as the code waits, the whole run moves it less than a second.
+func TestInMemoryWaitsOnSimulatedTimeOnly(t *testing.T) {
+	inMemory(t)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), nil, &out, &errs); err != nil {
+			t.Fatalf("run: %v\n%s\n%s", err, out.String(), errs.String())
+		}
+		checkSummary(t, out.String(), 20)
+		if waited := time.Since(start); waited > time.Second {
+			t.Errorf("expect under a second of waiting on the machine's clock, got %v", waited)
+		}
+	})
+}
