@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -26,16 +27,15 @@ import (
 func TestFIFOReplaysInGroupOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, true)
-		lives := map[string]int{}
-		h := &handling{at: map[string][]time.Time{}, fail: func(body string, n int) bool { lives[body] = n; return n <= 2 }}
+		h := &handling{at: map[string][]time.Time{}, fail: func(_ string, n int) bool { return n <= 2 }}
 		for _, b := range []string{"m1", "m2", "m3"} {
 			w.send(t, b, "g", nil)
 		}
 		w.send(t, "other", "h", nil)
-		var held int
+		var held atomic.Int64 // hooks run on the replayer's workers
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{Backoff: backoff.Constant{D: 2 * time.Minute}}
-			o.Hooks.Held = func(context.Context, *types.Message, replay.Decision, time.Time) { held++ }
+			o.Hooks.Held = func(context.Context, *types.Message, replay.Decision, time.Time) { held.Add(1) }
 		})
 		for len(h.times("m3")) < 3 {
 			time.Sleep(time.Second)
@@ -48,7 +48,7 @@ func TestFIFOReplaysInGroupOrder(t *testing.T) {
 		if gap := success("m1").Sub(h.times("m1")[0]); gap < 2*time.Minute {
 			t.Fatalf("expect the 2 min backoff honoured on a FIFO target, replayed after %v", gap)
 		}
-		if held == 0 {
+		if held.Load() == 0 {
 			t.Fatal("expect the replays held in the DLQ until due")
 		}
 	})
