@@ -521,6 +521,21 @@ func TestConsumerOptions(t *testing.T) {
 	}
 }
 
+// A nil option function (what `var opt func(*Options)` leaves when a
+// condition did not set it) is skipped, as handler.Chain skips a nil
+// middleware: it made New and NewBatch panic.
+func TestNilOptionFuncIsSkipped(t *testing.T) {
+	f := newQueue(t, "jobs", nil)
+	var unset func(*Options)
+	c, err := New(f.client, f.url, func(context.Context, *Message) error { return nil }, unset, func(o *Options) { o.Concurrency = 3 })
+	if err != nil || c.opts.Concurrency != 3 {
+		t.Fatalf("expect the nil option skipped and the next applied, got %v", err)
+	}
+	if _, err := NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return nil }, unset); err != nil {
+		t.Fatalf("expect the nil option skipped, got %v", err)
+	}
+}
+
 // A FIFO receive whose response is lost after SQS handed out the messages:
 // the retry reuses the ReceiveRequestAttemptId, gets the same messages back
 // at once, and they are handled long before their visibility timeout.

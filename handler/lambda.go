@@ -85,7 +85,7 @@ type Lambda struct {
 var ErrConfig = errors.New("handler: invalid options")
 
 // NewLambda returns a Lambda handler around h. Invalid options return an
-// error matching ErrConfig.
+// error matching ErrConfig; a nil option function is skipped.
 func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil handler", ErrConfig)
@@ -122,7 +122,9 @@ func NewBatchLambda(h BatchHandler, optFns ...func(*LambdaOptions)) (*Lambda, er
 func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
 	var o LambdaOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	switch {
 	case o.Concurrency < 0:

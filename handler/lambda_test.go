@@ -288,6 +288,19 @@ func TestLambdaOptions(t *testing.T) {
 	}
 }
 
+// A nil option function is skipped: it made NewLambda and NewBatchLambda
+// panic.
+func TestLambdaNilOptionFuncIsSkipped(t *testing.T) {
+	var unset func(*LambdaOptions)
+	l, err := NewLambda(func(context.Context, *Message) error { return nil }, unset, func(o *LambdaOptions) { o.Concurrency = 3 })
+	if err != nil || l.opts.Concurrency != 3 {
+		t.Fatalf("expect the nil option skipped and the next applied, got %v", err)
+	}
+	if _, err := NewBatchLambda(func(context.Context, []*Message) []error { return nil }, unset); err != nil {
+		t.Fatalf("expect the nil option skipped, got %v", err)
+	}
+}
+
 func TestJSONHandler(t *testing.T) {
 	type order struct{ ID int }
 	var got order

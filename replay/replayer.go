@@ -149,11 +149,13 @@ type Replayer struct {
 // New returns a Replayer for the dead-letter queue dlqURL, escalating to
 // operatorQueueURL. One of Options.Target and Options.Sources is required.
 // Invalid options return an error matching ErrConfig, before any call to
-// SQS.
+// SQS; a nil option function is skipped.
 func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) (*Replayer, error) {
 	var o Options
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)
