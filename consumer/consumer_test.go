@@ -363,6 +363,64 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 	})
 }
 
+// nilDerefError is the classic broken error: a handler declares
+// `var err *nilDerefError` and returns it, a non-nil interface holding a nil
+// pointer whose Error dereferences it.
+type nilDerefError struct{ msg string }
+
+func (e *nilDerefError) Error() string { return e.msg }
+
+// nilUnwrapError prints as a nil pointer, but its Unwrap dereferences it:
+// errors.Is and errors.As panic on it.
+type nilUnwrapError struct{ err error }
+
+func (e *nilUnwrapError) Error() string { return "wrapped" }
+func (e *nilUnwrapError) Unwrap() error { return e.err }
+
+// A handler error the consumer cannot read (its Error or Unwrap panics, as
+// a typed nil's often does) is the message's failure, as a panic is: the
+// consumer read it on a worker goroutine, to log and classify it, and
+// crashed the process.
+func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
+	for name, broken := range map[string]error{
+		"typed nil, Error panics":  (*nilDerefError)(nil),
+		"typed nil, Unwrap panics": (*nilUnwrapError)(nil),
+	} {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, batch %v", name, batch), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					f := newQueue(t, "jobs", nil)
+					f.send(t, "", "a")
+					var failures []error
+					opts := func(o *Options) {
+						o.VisibilityTimeout = 30 * time.Second
+						o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+					}
+					var c *Consumer
+					var err error
+					if batch {
+						c, err = NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return []error{broken} }, opts)
+					} else {
+						c, err = New(f.client, f.url, func(context.Context, *Message) error { return broken }, opts)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					stop := started(t, c)
+					until(t, "the failure", func() bool { return c.Stats().Failed == 1 })
+					if err := stop(); err != nil {
+						t.Fatal(err)
+					}
+					var p *PanicError
+					if len(failures) != 1 || !errors.As(failures[0], &p) || c.Stats().Deleted != 0 {
+						t.Fatalf("expect one PanicError and nothing deleted, got %v, %+v", failures, c.Stats())
+					}
+				})
+			})
+		}
+	}
+}
+
 func TestConsumerEndsOnMissingQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)

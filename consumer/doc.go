@@ -34,7 +34,9 @@
 //     count, with ReleaseNow at once, with LeaveToTimeout when its
 //     visibility timeout ends; RetryAfter in the error sets the delay for
 //     one message;
-//   - a panic is a failure (*PanicError, with the stack in the log);
+//   - a panic is a failure (*PanicError, with the stack in the log), and so
+//     is an error the consumer cannot read: one whose Error, Unwrap, Is or
+//     As method panics, as a typed nil *T returned as an error often does;
 //   - runtime.Goexit (what t.FailNow does) is a failure (ErrHandlerExited);
 //     the worker it ended is replaced;
 //   - a handler still running after HandlerTimeout (default 15 min) has its

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -120,6 +121,43 @@ func TestLambdaPanicIsThatMessagesFailure(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), `"ok2"`) {
 		t.Error("expect no bodies in the log")
+	}
+}
+
+// nilDerefError is a typed nil a handler returns as its error: Error
+// dereferences it.
+type nilDerefError struct{ msg string }
+
+func (e *nilDerefError) Error() string { return e.msg }
+
+// A handler error the adapter cannot read (a typed nil whose Error panics)
+// fails its message as a panic does; it crashed the invocation (logFailure
+// called Error on it).
+func TestLambdaBrokenErrorIsThatMessagesFailure(t *testing.T) {
+	var failures []error
+	hooks := func(o *LambdaOptions) {
+		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+		o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+	}
+	l := newLambda(t, func(_ context.Context, m *Message) error {
+		if m.Body == "bad" {
+			return (*nilDerefError)(nil)
+		}
+		return nil
+	}, hooks)
+	resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":ok", ":bad"))
+	var p *PanicError
+	if err != nil || failedIDs(resp) != "id-1" || len(failures) != 1 || !errors.As(failures[0], &p) {
+		t.Fatalf("expect only the message with the broken error failed, as a panic, got %v, %v, %v", resp, err, failures)
+	}
+	failures = nil
+	bl, err := NewBatchLambda(func(context.Context, []*Message) []error { return []error{nil, (*nilDerefError)(nil)} }, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = bl.Handle(context.Background(), sqsEvent(stdArn, ":ok", ":bad"))
+	if err != nil || failedIDs(resp) != "id-1" || len(failures) != 1 || !errors.As(failures[0], &p) {
+		t.Fatalf("expect the batch's broken result failed as a panic, got %v, %v, %v", resp, err, failures)
 	}
 }
 

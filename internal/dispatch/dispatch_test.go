@@ -3,7 +3,9 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -78,5 +80,27 @@ func TestInvokeTurnsPanicIntoFailure(t *testing.T) {
 	errs := InvokeBatch(context.Background(), func(context.Context, []*msg) []error { return []error{nil} }, []*msg{{}, {}}, nil, noResult)
 	if errs[0] != nil || errs[1] != noResult {
 		t.Fatalf("expect a missing result to fail its message, got %v", errs)
+	}
+}
+
+type derefError struct{ msg string }
+
+func (e *derefError) Error() string { return e.msg }
+
+// An error whose methods panic (a typed nil) is turned into a panic's
+// failure; a readable one, typed nil or not, is returned as it is.
+func TestInvokeTurnsAnUnreadableErrorIntoAPanic(t *testing.T) {
+	panicked := func(v any, _ []byte) error { return fmt.Errorf("panic: %v", v) }
+	err := Invoke(context.Background(), func(context.Context, *msg) error { return (*derefError)(nil) }, &msg{}, panicked)
+	if err == nil || !strings.Contains(err.Error(), "*dispatch.derefError") {
+		t.Fatalf("expect a panic's failure naming the type, got %v", err)
+	}
+	errs := InvokeBatch(context.Background(), func(context.Context, []*msg) []error { return []error{nil, (*derefError)(nil)} }, []*msg{{}, {}}, panicked, nil)
+	if errs[0] != nil || errs[1] == nil || !strings.HasPrefix(errs[1].Error(), "panic:") {
+		t.Fatalf("expect the broken result alone turned into a panic's failure, got %v", errs)
+	}
+	fine := &derefError{msg: "fine"}
+	if err := Invoke(context.Background(), func(context.Context, *msg) error { return fine }, &msg{}, panicked); err != fine {
+		t.Fatalf("expect a readable error returned as it is, got %v", err)
 	}
 }
