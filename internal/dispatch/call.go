@@ -63,13 +63,39 @@ func readable(err error, panicked func(v any, stack []byte) error) (out error) {
 		}
 	}()
 	_ = err.Error()
-	var target *probeError
-	_ = errors.Is(err, errProbe) || errors.As(err, &target)
+	walk(err, 0)
 	return err
 }
 
-// errProbe and probeError are what readable looks for, to walk an error's
-// whole Unwrap, Is and As chain; nothing ever returns them.
+// walk calls on err and every error it wraps what errors.Is and errors.As
+// call: their Is, As and Unwrap methods (without errors.As's reflection,
+// which a lean Lambda binary does without). It stops at a depth no real
+// chain reaches, where errors.Is would loop on a cycle.
+func walk(err error, depth int) {
+	for ; err != nil && depth < 100; depth++ {
+		if x, ok := err.(interface{ Is(error) bool }); ok {
+			x.Is(errProbe)
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var target *probeError
+			x.As(&target)
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e, depth+1)
+			}
+			return
+		default:
+			return
+		}
+	}
+}
+
+// errProbe and probeError are what walk asks Is and As methods about;
+// nothing ever returns them.
 var errProbe = errors.New("dispatch: probe")
 
 type probeError struct{}
