@@ -421,6 +421,76 @@ func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
 	}
 }
 
+// A handler may write to the Message it gets: the consumer keeps its own
+// id, group, receive count and receipt handle. It read the handler's copy
+// after the handler returned, so a handler that rewrote m.ID left a phantom
+// held message (its place never freed: with MaxInFlight 1 the consumer
+// stopped receiving), and one that deleted MessageGroupId left its FIFO
+// group running for good, the group's next message never started.
+func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
+	for _, c := range []struct {
+		name, queue string
+		batch       bool
+		mutate      func(m *Message)
+	}{
+		{"id", "jobs", false, func(m *Message) { m.ID = "seen:" + m.ID; m.ReceiptHandle = "" }},
+		{"id, batch", "jobs", true, func(m *Message) { m.ID = "seen:" + m.ID }},
+		{"group", "jobs.fifo", false, func(m *Message) { delete(m.Attributes, "MessageGroupId") }},
+		{"group, batch", "jobs.fifo", true, func(m *Message) { m.Attributes = nil }},
+		{"receive count", "jobs", false, func(m *Message) { m.Attributes["ApproximateReceiveCount"] = "999999999" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, c.queue, nil)
+				f.send(t, "g", "1", "2", "3")
+				opts := func(o *Options) {
+					o.VisibilityTimeout = 30 * time.Second
+					o.Concurrency, o.MaxInFlight = 1, 1
+					o.RedeliveryBackoff = backoff.Exponential{Base: time.Second, Cap: 12 * time.Hour}
+				}
+				var calls int
+				h := func(_ context.Context, m *Message) error {
+					calls++
+					first := m.ReceiveCount() == 1
+					c.mutate(m)
+					if first && m.Body == "1" {
+						return errors.New("once") // comes back after the backoff's 1 s, not after a capped huge delay
+					}
+					return nil
+				}
+				var cons *Consumer
+				var err error
+				if c.batch {
+					cons, err = NewBatch(f.client, f.url, func(ctx context.Context, msgs []*Message) []error {
+						errs := make([]error, len(msgs))
+						for i, m := range msgs {
+							errs[i] = h(ctx, m)
+						}
+						return errs
+					}, opts)
+				} else {
+					cons, err = New(f.client, f.url, h, opts)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop := started(t, cons)
+				deadline := time.Now().Add(10 * time.Minute)
+				for cons.Stats().Deleted < 3 && time.Now().Before(deadline) {
+					time.Sleep(time.Second)
+				}
+				s := cons.Stats()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				if s.Deleted != 3 || s.InFlight != 0 || calls != 4 {
+					t.Fatalf("after 10 min: %+v, %d handler calls; expect 3 deleted after 4 calls, nothing held", s, calls)
+				}
+			})
+		})
+	}
+}
+
 func TestConsumerEndsOnMissingQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)

@@ -477,7 +477,7 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	if n, _ := g.size(1, now.Add(22*time.Second), 10, 20*time.Second); n != 1 {
 		t.Fatalf("expect one message per receive while the head is due, got %d", n)
 	}
-	g.received(1, []*inflight{{msg: &Message{Attributes: map[string]string{"MessageGroupId": "g"}}}})
+	g.received(1, []*inflight{{group: "g"}})
 	if n, w := g.size(1, now.Add(23*time.Second), 10, 20*time.Second); n != 10 || w != busyWait {
 		t.Fatalf("expect full receives, with the busy wait, once the head is back, got %d, %v", n, w)
 	}

@@ -37,12 +37,16 @@ const (
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg          *Message        // &message, or the Message a test made
-	message      Message         // in the same allocation
-	ctx          context.Context // the message's: its handler's and hooks' parent
-	span         telemetry.Span  // its process span, when tracing is on
-	handle       string          // the latest receipt handle
-	received     time.Time       // the latest receive, for the 12-hour cap
+	msg     *Message        // &message: the handler's, which it may write to
+	message Message         // in the same allocation
+	ctx     context.Context // the message's: its handler's and hooks' parent
+	span    telemetry.Span  // its process span, when tracing is on
+	// The consumer's own copies, never read from msg once a handler may
+	// have it: its id (the key of run.tracked), FIFO group and receive count.
+	id, group    string
+	receives     int
+	handle       string    // the latest receipt handle
+	received     time.Time // the latest receive, for the 12-hour cap
 	visibleUntil time.Time
 	state        msgState
 	pushed       bool // queued for a worker (counted in run.busy) before it settled
@@ -326,7 +330,7 @@ func (r *run) freeLocked() int {
 // logFailure logs a handler's failure, with a panic's stack, in the
 // message's ctx.
 func (r *run) logFailure(t *inflight, err error) {
-	attrs := []slog.Attr{slog.String("message_id", t.msg.ID), slog.String("error", err.Error())}
+	attrs := []slog.Attr{slog.String("message_id", t.id), slog.String("error", err.Error())}
 	var p *PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))

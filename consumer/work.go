@@ -22,7 +22,7 @@ func (r *run) startLocked(ts []*inflight) {
 	if r.c.batch != nil {
 		ids, groups := make([]string, len(ts)), make([]string, len(ts))
 		for i, t := range ts {
-			ids[i], groups[i] = t.msg.ID, t.msg.GroupID()
+			ids[i], groups[i] = t.id, t.group
 		}
 		start := r.seq.AdmitAll(ids, groups)
 		if len(start) == 0 {
@@ -36,7 +36,7 @@ func (r *run) startLocked(ts []*inflight) {
 		return
 	}
 	for _, t := range ts {
-		if r.seq.Admit(t.msg.ID, t.msg.GroupID()) {
+		if r.seq.Admit(t.id, t.group) {
 			r.pushLocked(t)
 		}
 	}
@@ -141,7 +141,7 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 		// The handler called runtime.Goexit: this goroutine is ending.
 		timer.Stop()
 		cancel(ErrHandlerExited)
-		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].msg.ID))
+		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].id))
 		r.settleAll(unit, ErrHandlerExited, 0)
 		r.workers.Add(1)
 		go r.work()
@@ -182,7 +182,7 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	span.Set(telemetry.AttrBatchCount, len(msgs))
 	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
-		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, r.o.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return unit[i].group }, r.o.StopOnFirstFailure, ErrHeldBack)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -243,13 +243,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	case !ran:
 		r.leaveLocked(t)
 	default:
-		delay = r.failureDelay(t.msg, err)
+		delay = r.failureDelay(t.receives, err)
 		if r.c.fifo {
-			delay = r.guard.failed(t.msg.GroupID(), now, delay, t.visibleUntil)
+			delay = r.guard.failed(t.group, now, delay, t.visibleUntil)
 		}
 		r.leaveLocked(t)
 	}
-	next, givenUp := r.seq.Done(t.msg.GroupID(), err != nil)
+	next, givenUp := r.seq.Done(t.group, err != nil)
 	if next != "" {
 		r.pushLocked(r.tracked[next])
 	}
@@ -291,7 +291,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		}
 	}
 	if len(gaveUp) > 0 {
-		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID())
+		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.group)
 		for _, g := range gaveUp {
 			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
@@ -302,10 +302,10 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	}
 }
 
-// failureDelay is when a failed message should be visible again; negative
-// means leave it to its visibility timeout. A RedeliveryBackoff that
-// panics, or returns Stop, makes it visible at once.
-func (r *run) failureDelay(m *Message, err error) (d time.Duration) {
+// failureDelay is when a failed message received receives times should be
+// visible again; negative means leave it to its visibility timeout. A
+// RedeliveryBackoff that panics, or returns Stop, makes it visible at once.
+func (r *run) failureDelay(receives int, err error) (d time.Duration) {
 	if d, ok := retryDelay(err); ok {
 		return max(d, 0)
 	}
@@ -320,7 +320,7 @@ func (r *run) failureDelay(m *Message, err error) (d time.Duration) {
 			d = 0
 		}
 	}()
-	return max(r.o.RedeliveryBackoff.Delay(max(m.ReceiveCount()-1, 0), 0), 0)
+	return max(r.o.RedeliveryBackoff.Delay(max(receives-1, 0), 0), 0)
 }
 
 // seconds rounds a delay to SQS's whole seconds.
@@ -339,8 +339,8 @@ func (r *run) leaveLocked(t *inflight) {
 
 // forgetLocked removes t from the tracked set. Callers hold r.mu.
 func (r *run) forgetLocked(t *inflight) {
-	if r.tracked[t.msg.ID] == t {
-		delete(r.tracked, t.msg.ID)
+	if r.tracked[t.id] == t {
+		delete(r.tracked, t.id)
 	}
 }
 
@@ -370,5 +370,5 @@ func (r *run) deleted(t *inflight, err error) {
 	}
 	r.obs.deleteFailed(t, err)
 	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: delete failed; the message will be delivered again",
-		slog.String("message_id", t.msg.ID), slog.String("error", err.Error()))
+		slog.String("message_id", t.id), slog.String("error", err.Error()))
 }

@@ -211,13 +211,15 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 		if source == "" {
 			source = r.EventSourceARN
 		}
-		inv.msgs = append(inv.msgs, fromRecord(r))
+		m := fromRecord(r)
+		inv.msgs = append(inv.msgs, m)
+		inv.ids, inv.groups = append(inv.ids, m.ID), append(inv.groups, m.GroupID())
 	}
 	inv.begin(ctx, source)
 	var resp events.SQSEventResponse
 	for i, err := range l.outcomes(ctx, inv) {
 		if err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.msgs[i].ID})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.ids[i]})
 		}
 	}
 	if l.opts.FailWhenAllFail && len(inv.msgs) > 0 && len(resp.BatchItemFailures) == len(inv.msgs) {
@@ -246,7 +248,7 @@ func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)
 	if inv.fifo {
-		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, l.opts.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return inv.groups[i] }, l.opts.StopOnFirstFailure, ErrHeldBack)
 	}
 	failures := 0
 	for i, err := range errs {

@@ -161,6 +161,45 @@ func TestLambdaBrokenErrorIsThatMessagesFailure(t *testing.T) {
 	}
 }
 
+// A handler may write to its Message: the response names the messages by
+// the ids Lambda sent, and FIFO order keys on the groups it sent. The
+// adapter read the handler's copy after it returned: a rewritten m.ID was
+// reported as a failure Lambda does not know (the real message counted as
+// done and deleted), and a deleted MessageGroupId left the group's next
+// message waiting until the invocation ended.
+func TestLambdaHandlerMutatingItsMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			bad := m.Body == "bad"
+			m.ID, m.Attributes = "rewritten", nil
+			if bad {
+				return errors.New("boom")
+			}
+			return nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := l.Handle(ctx, sqsEvent(fifoArn, "g:ok", "g:next", "h:bad", "h:after"))
+		if err != nil || failedIDs(resp) != "id-2,id-3" || ctx.Err() != nil {
+			t.Fatalf("expect id-2 failed and id-3 behind it, group g done before the invocation ended, got %v, %v, %v", resp, err, ctx.Err())
+		}
+		bl, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+			errs := []error{errors.New("boom"), nil}
+			for _, m := range msgs {
+				m.ID, m.Attributes = "rewritten", nil
+			}
+			return errs
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err = bl.Handle(context.Background(), sqsEvent(fifoArn, "g:bad", "g:held"))
+		if err != nil || failedIDs(resp) != "id-0,id-1" {
+			t.Fatalf("expect both reported by their ids, the second held back behind the first, got %v, %v", resp, err)
+		}
+	})
+}
+
 func TestLambdaFIFOStopsOnlyTheFailedGroup(t *testing.T) {
 	h, seen := failing("a2")
 	resp, err := newLambda(t, h).Handle(context.Background(), sqsEvent(fifoArn, "a:a1", "a:a2", "b:b1", "a:a3", "b:b2"))
