@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -616,6 +617,70 @@ func TestConsumerRetriesFailedDeleteEntries(t *testing.T) {
 		}
 		if n := f.srv.Calls().Op["DeleteMessageBatch"]; n != 3 {
 			t.Fatalf("expect 2 failed attempts and a third that worked, got %d calls", n)
+		}
+	})
+}
+
+// blankAnswers answers DeleteMessageBatch and ChangeMessageVisibilityBatch
+// with 200 and an empty body while on, as a proxy or gateway that swallows
+// the call might (the SDK decodes no entry in Successful, none in Failed):
+// nothing reaches SQS.
+type blankAnswers struct {
+	API
+	on atomic.Bool
+}
+
+func (b *blankAnswers) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if b.on.Load() {
+		return &sqs.DeleteMessageBatchOutput{}, nil
+	}
+	return b.API.DeleteMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if b.on.Load() {
+		return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+	}
+	return b.API.ChangeMessageVisibilityBatch(ctx, in, fns...)
+}
+
+// An entry of a batch answer in neither Successful nor Failed is
+// unconfirmed (package fifo's rule): a delete is retried and, if never
+// confirmed, reported failed; an extension does not extend the lease (SQS
+// delivers the message again, here to this consumer, which takes the new
+// handle); a release is not reported done. Such an answer was read as success for
+// every entry: Deleted for messages still in the queue, and a lease
+// believed extended, so a later delete went out after it had lapsed.
+func TestConsumerUnconfirmedBatchEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "slow", "fails")
+		api := &blankAnswers{API: f.client}
+		api.on.Store(true)
+		c, err := New(api, f.url, func(_ context.Context, m *Message) error {
+			if m.Body == "fails" {
+				return errors.New("boom")
+			}
+			time.Sleep(15 * time.Second) // past the 10 s visibility: needs an extension
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.OnFailure = ReleaseNow
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		time.Sleep(30 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		if s.Deleted != 0 || s.Extended != 0 || s.Released != 0 {
+			t.Fatalf("expect nothing reported deleted, extended or released, got %+v", s)
+		}
+		if s.DeleteFailed == 0 || s.DeleteFailed != s.Handled {
+			t.Fatalf("expect each handled message's delete reported failed, got %+v", s)
 		}
 	})
 }

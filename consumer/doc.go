@@ -103,7 +103,9 @@
 // extensions go in batches of up to ten with up to DeleteConcurrency calls
 // in flight; a full delete batch goes at once, a partial one after
 // DeleteLinger or as soon as no message is waiting or running; a failed
-// entry is retried by a timer, so no call waits behind another. Receive
+// entry is retried by a timer, so no call waits behind another. An entry
+// an answer lists in neither Successful nor Failed is unconfirmed, as if
+// lost in transit: retried, never reported deleted, released or extended. Receive
 // errors back off with ReceiveBackoff; a queue that does not exist or denies
 // access ends Run with that error.
 //

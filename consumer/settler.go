@@ -321,7 +321,10 @@ func (s *settler) sendChanges(batch []visChange) {
 }
 
 // batchFailures maps a batch call's outcome to each of n entries: the
-// call's error, the entry's Failed[] error, or nil.
+// call's error, the entry's Failed[] error, nil when Successful[] lists it,
+// or, when neither list does, a retryable error: the entry's outcome is
+// unknown, as if lost in transit (package fifo's rule), so a delete is not
+// taken as done nor an extension as made.
 func batchFailures[Out any](out *Out, err error, n int) []error {
 	errs := make([]error, n)
 	if err != nil {
@@ -331,11 +334,28 @@ func batchFailures[Out any](out *Out, err error, n int) []error {
 		return errs
 	}
 	var failed []types.BatchResultErrorEntry
+	succeeded := make([]bool, n)
+	ok := func(id *string) {
+		if i, convErr := strconv.Atoi(aws.ToString(id)); convErr == nil && i >= 0 && i < n {
+			succeeded[i] = true
+		}
+	}
 	switch o := any(out).(type) {
 	case *sqs.DeleteMessageBatchOutput:
 		failed = o.Failed
+		for _, e := range o.Successful {
+			ok(e.Id)
+		}
 	case *sqs.ChangeMessageVisibilityBatchOutput:
 		failed = o.Failed
+		for _, e := range o.Successful {
+			ok(e.Id)
+		}
+	}
+	for i := range errs {
+		if !succeeded[i] {
+			errs[i] = &entryError{code: "MissingResult", message: "the entry is missing from the answer"}
+		}
 	}
 	for _, f := range failed {
 		if i, convErr := strconv.Atoi(aws.ToString(f.Id)); convErr == nil && i >= 0 && i < n {

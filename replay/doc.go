@@ -103,7 +103,10 @@
 //
 // Send first, delete after: a message leaves the DLQ only once its target
 // (or the operator queue) accepted it, and only the entries SQS accepted are
-// deleted; failures stay in the DLQ for the next pass. Sends go in batches
+// deleted; failures stay in the DLQ for the next pass. An entry a batch
+// answer lists in neither Successful nor Failed is unconfirmed, as if lost
+// in transit: a send, a delete or a hold is tried again, never taken as
+// done. Sends go in batches
 // of at most ten entries and 1 MiB; deletes and holds that fail in a
 // retryable way are retried (five tries). A crash or a delete that fails
 // for good between the two leaves a copy in the DLQ that is sent again: on

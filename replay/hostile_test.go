@@ -495,3 +495,89 @@ func TestPanickingFilterPicksNothing(t *testing.T) {
 		}
 	})
 }
+
+// blankAnswers answers the batch calls named in ops with 200 and an empty
+// body, as a proxy or gateway that swallows the call might (the SDK decodes
+// it as no entry in Successful and none in Failed): nothing reaches SQS.
+type blankAnswers struct {
+	replay.API
+	ops   map[string]bool
+	calls atomic.Int32
+}
+
+func (b *blankAnswers) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if b.ops["SendMessageBatch"] {
+		b.calls.Add(1)
+		return &sqs.SendMessageBatchOutput{}, nil
+	}
+	return b.API.SendMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if b.ops["DeleteMessageBatch"] {
+		b.calls.Add(1)
+		return &sqs.DeleteMessageBatchOutput{}, nil
+	}
+	return b.API.DeleteMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if b.ops["ChangeMessageVisibilityBatch"] {
+		b.calls.Add(1)
+		return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+	}
+	return b.API.ChangeMessageVisibilityBatch(ctx, in, fns...)
+}
+
+// An entry of a batch answer in neither Successful nor Failed is
+// unconfirmed, as if lost in transit (package fifo's rule): a send is not
+// taken as sent, so nothing is deleted from the DLQ; a delete and a hold
+// are tried again, and not taken as done. A send answer that listed
+// nothing made the replayer delete the whole batch from the DLQ, sent
+// nowhere.
+func TestBatchAnswerWithoutTheEntryIsUnconfirmed(t *testing.T) {
+	for _, c := range []struct {
+		op    string
+		delay time.Duration // Policy's: over 15 min, the message is held
+		calls int32
+		check func(t *testing.T, w *world, rep replay.Report)
+	}{
+		{"SendMessageBatch", 0, 3, func(t *testing.T, w *world, rep replay.Report) {
+			if rep.Replayed != 0 || rep.Failed != 1 || len(w.receiveAll(t, w.dlq)) != 1 || len(w.receiveAll(t, w.main)) != 0 {
+				t.Fatalf("expect the message failed and still in the DLQ, got %+v", rep)
+			}
+		}},
+		{"DeleteMessageBatch", 0, 5, func(t *testing.T, w *world, rep replay.Report) {
+			if len(w.receiveAll(t, w.main)) != 1 || len(w.receiveAll(t, w.dlq)) != 1 {
+				t.Fatal("expect the message sent and, its delete unconfirmed, still in the DLQ")
+			}
+		}},
+		{"ChangeMessageVisibilityBatch", time.Hour, 5, func(t *testing.T, w *world, rep replay.Report) {
+			if rep.Held != 0 || rep.Failed != 1 {
+				t.Fatalf("expect the unconfirmed hold counted failed, got %+v", rep)
+			}
+		}},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				w.seedDLQ(t, "precious", "", nil)
+				api := &blankAnswers{API: w.api, ops: map[string]bool{c.op: true}}
+				r, err := replay.New(api, w.dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{D: c.delay}}
+					o.VisibilityTimeout = 30 * time.Second
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep := w.drain(t, r)
+				if n := api.calls.Load(); n != c.calls {
+					t.Errorf("expect %d tries of the unconfirmed entry, got %d", c.calls, n)
+				}
+				time.Sleep(31 * time.Second)
+				c.check(t, w, rep)
+			})
+		})
+	}
+}

@@ -47,7 +47,7 @@ func (p *pass) settle(ctx context.Context) {
 func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 	for start := 0; start < len(moved); start += sqsrule.MaxBatchEntries {
 		c := moved[start:min(start+sqsrule.MaxBatchEntries, len(moved))]
-		errs := retryBatch(ctx, len(c), func(idx []int) (*[]types.BatchResultErrorEntry, error) {
+		errs := retryBatch(ctx, len(c), func(idx []int) (batchAnswer, error) {
 			entries := make([]types.DeleteMessageBatchRequestEntry, len(idx))
 			for j, i := range idx {
 				entries[j] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle}
@@ -56,9 +56,13 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 			out, err := p.r.client.DeleteMessageBatch(cctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
 			call.end(cctx, -1, err)
 			if err != nil {
-				return nil, err
+				return batchAnswer{}, err
 			}
-			return &out.Failed, nil
+			a := batchAnswer{failed: out.Failed}
+			for _, s := range out.Successful {
+				a.succeeded = append(a.succeeded, aws.ToString(s.Id))
+			}
+			return a, nil
 		})
 		for i, err := range errs {
 			p.r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "replay: delete from the DLQ failed; the message will be sent again",
@@ -73,7 +77,7 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 func (p *pass) hold(ctx context.Context, kept []*item) {
 	for start := 0; start < len(kept); start += sqsrule.MaxBatchEntries {
 		c := kept[start:min(start+sqsrule.MaxBatchEntries, len(kept))]
-		errs := retryBatch(ctx, len(c), func(idx []int) (*[]types.BatchResultErrorEntry, error) {
+		errs := retryBatch(ctx, len(c), func(idx []int) (batchAnswer, error) {
 			entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
 			for j, i := range idx {
 				entries[j] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle,
@@ -83,9 +87,13 @@ func (p *pass) hold(ctx context.Context, kept []*item) {
 			out, err := p.r.client.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
 			call.end(cctx, -1, err)
 			if err != nil {
-				return nil, err
+				return batchAnswer{}, err
 			}
-			return &out.Failed, nil
+			a := batchAnswer{failed: out.Failed}
+			for _, s := range out.Successful {
+				a.succeeded = append(a.succeeded, aws.ToString(s.Id))
+			}
+			return a, nil
 		})
 		for i, err := range errs {
 			if c[i].state == held {
@@ -95,12 +103,19 @@ func (p *pass) hold(ctx context.Context, kept []*item) {
 	}
 }
 
+// batchAnswer is what a batch call's answer says of its entries, by Id.
+type batchAnswer struct {
+	succeeded []string
+	failed    []types.BatchResultErrorEntry
+}
+
 // retryBatch calls a batch operation on n entries, identified by their index,
 // until each succeeded or failed for good: a call that fails in a retryable
-// way, and entries that fail without a sender fault, are tried again, up to
-// settleAttempts in all. It returns the error of each entry that did not
-// succeed.
-func retryBatch(ctx context.Context, n int, call func(idx []int) (*[]types.BatchResultErrorEntry, error)) map[int]error {
+// way, entries that fail without a sender fault, and entries the answer
+// lists in neither Successful nor Failed (unconfirmed, as if lost in
+// transit) are tried again, up to settleAttempts in all. It returns the
+// error of each entry that did not succeed.
+func retryBatch(ctx context.Context, n int, call func(idx []int) (batchAnswer, error)) map[int]error {
 	errs := map[int]error{}
 	todo := make([]int, n)
 	for i := range todo {
@@ -108,7 +123,7 @@ func retryBatch(ctx context.Context, n int, call func(idx []int) (*[]types.Batch
 	}
 	for attempt := 1; len(todo) > 0; attempt++ {
 		last := attempt == settleAttempts
-		failures, err := call(todo)
+		answer, err := call(todo)
 		var again []int
 		switch {
 		case err != nil && (last || !sqserr.Transient(err)):
@@ -118,14 +133,28 @@ func retryBatch(ctx context.Context, n int, call func(idx []int) (*[]types.Batch
 		case err != nil:
 			again = todo
 		default:
-			for _, f := range *failures {
+			answered := make(map[string]bool, len(todo))
+			for _, id := range answer.succeeded {
+				answered[id] = true
+			}
+			for _, f := range answer.failed {
 				i, convErr := strconv.Atoi(aws.ToString(f.Id))
 				if convErr != nil || i < 0 || i >= n {
 					continue
 				}
+				answered[aws.ToString(f.Id)] = true
 				if f.SenderFault || last {
 					errs[i] = fmt.Errorf("%s: %s", aws.ToString(f.Code), aws.ToString(f.Message))
 				} else {
+					again = append(again, i)
+				}
+			}
+			for _, i := range todo {
+				switch {
+				case answered[strconv.Itoa(i)]:
+				case last:
+					errs[i] = fmt.Errorf("%s: the entry is missing from the answer", missingResult)
+				default:
 					again = append(again, i)
 				}
 			}
