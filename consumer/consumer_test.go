@@ -270,6 +270,107 @@ func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
 	})
 }
 
+// A delete whose answer comes back after the message's visibility lapsed
+// may have landed after SQS delivered the message elsewhere, where on a
+// standard queue it succeeds without deleting: it is reported as a lost
+// lease (DeleteFailed with ErrLeaseLost), never as Deleted. The lapse was
+// checked only when the call was built, so the consumer reported Deleted
+// while another consumer held the message and SQS still had it.
+func TestConsumerDeleteAnsweredAfterTheLapseIsNotDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		var mu sync.Mutex
+		var events []string
+		note := func(s string) { mu.Lock(); events = append(events, s); mu.Unlock() }
+		var deleteFailure error
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(9 * time.Second)
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.Concurrency, o.MaxInFlight = 1, 1 // its own receives do not race the other consumer
+			o.Hooks.LeaseLost = func(context.Context, *Message, error) { note("lease lost") }
+			o.Hooks.Deleted = func(context.Context, *Message) { note("deleted") }
+			o.Hooks.DeleteFailed = func(_ context.Context, _ *Message, err error) { note("delete failed"); deleteFailure = err }
+		})
+		// The heartbeat's extensions are throttled; the delete is slow.
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrThrottled})
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Latency: 2 * time.Second})
+		stop := started(t, c)
+		// Another consumer of the queue (a second service instance) polls.
+		time.Sleep(10*time.Second + 500*time.Millisecond)
+		out, err := f.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(f.url), VisibilityTimeout: 60})
+		if err != nil || len(out.Messages) != 1 {
+			t.Fatalf("expect the other consumer to get the message, got %v, %v", out, err)
+		}
+		time.Sleep(5 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 0 || s.DeleteFailed != 1 || s.LeaseLost != 1 || !errors.Is(deleteFailure, ErrLeaseLost) {
+			t.Fatalf("expect the delete reported failed with ErrLeaseLost, got %+v, %v (events %v)", s, deleteFailure, events)
+		}
+		if _, inFlight := f.counts(t); inFlight != 1 {
+			t.Fatalf("expect SQS to keep the message the other consumer holds, got %d in flight", inFlight)
+		}
+	})
+}
+
+// An extension that fails because the message's delete, in flight, got
+// there first (its handle is no longer valid) is not a lost lease: the
+// delete's answer decides. One message must never be reported both lost
+// and deleted, nor lost when it was deleted.
+func TestConsumerExtensionRacingTheDeleteIsNoLostLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(6500 * time.Millisecond) // the next beat, at 6.67 s, extends it
+			return nil
+		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Latency: time.Second})
+		began := time.Now()
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true},
+			Match: func(string, any) bool { return time.Since(began) > 6*time.Second }}) // while the delete is on its way
+		stop := started(t, c)
+		until(t, "the delete", func() bool { s := c.Stats(); return s.Deleted+s.DeleteFailed > 0 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 1 || s.LeaseLost != 0 {
+			t.Fatalf("expect the message deleted and no lease lost, got %+v", s)
+		}
+		if v, fl := f.counts(t); v+fl != 0 {
+			t.Fatalf("expect the queue empty, got %d visible, %d in flight", v, fl)
+		}
+	})
+}
+
+// A delete is never sent once the message's visibility has lapsed, nor so
+// close to the lapse that the call would land after it: the message is
+// reported as a lost lease and left to come back.
+func TestConsumerNoDeleteAfterTheLapse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(10*time.Second - 100*time.Millisecond)
+			return nil
+		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrThrottled})
+		stop := started(t, c)
+		until(t, "the outcome", func() bool { s := c.Stats(); return s.Deleted+s.DeleteFailed+s.LeaseLost > 0 })
+		time.Sleep(time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s, n := c.Stats(), f.srv.Calls().Op["DeleteMessageBatch"]; n != 0 || s.Deleted != 0 || s.LeaseLost == 0 || s.LeaseLost != s.Handled {
+			t.Fatalf("expect no delete sent and the lease lost, got %d delete calls, %+v", n, s)
+		}
+	})
+}
+
 // Shutdown with a handler running, deletes buffered and messages not
 // started: the running one finishes and is deleted, the buffered deletes are
 // flushed, the unstarted ones are made visible at once. Nothing is lost and

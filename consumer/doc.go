@@ -22,7 +22,11 @@
 // still held here (its visibility lapsed) is not handled again; the held
 // copy takes the newest receipt handle, so the delete that follows really
 // deletes. A delete is never sent for a message whose visibility has
-// lapsed: on a standard queue SQS would answer success without deleting.
+// lapsed, or lapses within 250 ms (the call's transit): on a standard
+// queue SQS would answer success without deleting. A delete whose answer
+// comes back after the lapse (an SDK retry, a slow link) may have landed
+// after SQS delivered the message elsewhere: it is reported as a lost lease
+// (DeleteFailed with ErrLeaseLost), never as Deleted.
 //
 // # What a handler's failure does
 //
@@ -125,7 +129,9 @@
 // running or awaiting delete — is extended by a heartbeat before it lapses,
 // up to MaxExtension (12 h); if an extension fails for good or the cap is
 // reached, the handler's ctx is cancelled, the message is reported as lease
-// lost and it is neither deleted nor released.
+// lost and it is neither deleted nor released. A message awaiting its
+// delete loses its lease only when its visibility lapses: its delete, in
+// flight, may be what made an extension fail.
 //
 // Shutdown. When Run's ctx is done, the consumer stops receiving, releases
 // every message not yet started at once (visible now, in batches), lets

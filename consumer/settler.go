@@ -16,6 +16,14 @@ import (
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
+// transitMargin is the time a call may take to reach SQS, and by which the
+// consumer's idea of a lease (counted from when a receive's answer arrived)
+// may run ahead of SQS's (counted from when it picked the messages): a
+// delete is sent only with more than this left before the lapse, and
+// counts as done only if its answer came back this long before it. An SQS
+// call takes 5-20 ms.
+const transitMargin = 250 * time.Millisecond
+
 // settleAttempts bounds the tries of a delete or release entry that keeps
 // failing in a retryable way (after the SDK's own retries); after them a
 // deleted message is left to come back (at least once), a released one to
@@ -212,9 +220,11 @@ func (s *settler) retryLater(attempt int, requeue func()) {
 }
 
 // sendDeletes deletes a batch with each message's latest receipt handle. A
-// message whose lease was lost, or whose visibility lapsed, is not deleted:
-// SQS may have delivered it again, and on a standard queue a stale handle's
-// delete succeeds without deleting.
+// message whose lease was lost, or whose visibility lapses within
+// transitMargin, is not deleted: SQS may have delivered it again, and on a
+// standard queue a stale handle's delete succeeds without deleting. For the
+// same reason a delete whose answer came back after the lapse (an SDK
+// retry, a slow link) is not reported as done but as a lost lease.
 func (s *settler) sendDeletes(batch []deleteEntry) {
 	defer s.ended()
 	r := s.r
@@ -226,7 +236,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	r.mu.Lock()
 	for _, e := range batch {
 		t := e.t
-		if t.lost == nil && !now.Before(t.visibleUntil) {
+		if t.lost == nil && !now.Add(transitMargin).Before(t.visibleUntil) {
 			r.loseLocked(t, fmt.Errorf("%w: visibility lapsed before the delete", ErrLeaseLost))
 		}
 		if t.lost != nil {
@@ -246,6 +256,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	}
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationDelete, len(entries))
 	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	answered := time.Now()
 	call.end(ctx, -1, err)
 	failed := batchFailures(out, err, len(sent))
 	for i, e := range sent {
@@ -258,7 +269,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 				s.requeueDelete(e)
 				continue
 			}
-			r.deleted(e.t, nil)
+			r.deleted(e.t, s.lapsedBy(e.t, answered))
 		case retryable(ferr) && e.attempt+1 < settleAttempts:
 			e.attempt++
 			s.retryLater(e.attempt, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
@@ -266,6 +277,19 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 			r.deleted(e.t, ferr)
 		}
 	}
+}
+
+// lapsedBy reports the lost lease of a message whose delete was answered at
+// answered, if its visibility had lapsed by then (less transitMargin): the
+// delete may have landed after SQS delivered it elsewhere.
+func (s *settler) lapsedBy(t *inflight, answered time.Time) error {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.lost == nil && !answered.Add(transitMargin).Before(t.visibleUntil) {
+		r.loseLocked(t, fmt.Errorf("%w: the delete was answered after the visibility lapsed; SQS may have delivered the message again and kept it", ErrLeaseLost))
+	}
+	return t.lost
 }
 
 func (s *settler) handleChanged(t *inflight, sent string) bool {
