@@ -138,10 +138,14 @@
 // running handlers finish for up to ShutdownTimeout while extending their
 // visibility, then cancels the rest (ErrShutdownTimeout) and releases their
 // messages, flushes deletes and releases, and returns: after every goroutine
-// it started has ended, except a handler that ignores its cancelled ctx for
-// more than a second, which is left to return on its own. Messages that a
-// receive cancelled by shutdown had already taken come back after their
-// visibility timeout.
+// and timer it started has ended, except a handler that ignores its
+// cancelled ctx for more than a second, which is left to return on its own.
+// Run returns at most ShutdownTimeout + 1 s after its ctx is done, whatever
+// handlers and SQS calls do: a delete, release or extension still
+// unanswered then is given up (the client must honour ctx, as the SDK's
+// does) and its message comes back after its visibility timeout. Messages
+// that a receive cancelled by shutdown had already taken come back after
+// their visibility timeout too.
 //
 // # Middleware
 //

@@ -348,6 +348,86 @@ func TestShutdownDoesNotWaitForADeafHandler(t *testing.T) {
 	})
 }
 
+// Run returns at most ShutdownTimeout + 1 s after its ctx is done whatever
+// SQS calls hang: a delete, a release or a heartbeat extension that never
+// answers is given up at that bound (its message comes back), and nothing
+// Run started outlives it. The settle calls ran on a ctx nothing cancelled
+// until Run returned, so one hung call held Run for as long as it hung.
+func TestShutdownBoundedWhenACallHangs(t *testing.T) {
+	for _, c := range []struct {
+		name, op string
+		fail     bool // the handler fails: its release hangs
+		slow     bool // the handler outlives the shutdown timeout
+	}{
+		{"delete", "DeleteMessageBatch", false, false},
+		{"release", "ChangeMessageVisibilityBatch", true, false},
+		{"extension", "ChangeMessageVisibilityBatch", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs", nil)
+				f.send(t, "", "a")
+				cons := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+					if c.slow {
+						<-ctx.Done()
+					}
+					if c.fail {
+						return errors.New("boom")
+					}
+					return nil
+				}, func(o *Options) {
+					o.VisibilityTimeout = 30 * time.Second
+					o.ShutdownTimeout = 5 * time.Second
+					o.OnFailure = ReleaseNow
+				})
+				f.srv.Inject(sqsfake.Fault{Op: c.op, Latency: 24 * time.Hour}) // honours ctx, as the SDK does
+				stop := started(t, cons)
+				time.Sleep(11 * time.Second) // the call is on its way (a beat at 10 s for the extension)
+				began := time.Now()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(began); took > 6*time.Second {
+					t.Fatalf("expect Run back within ShutdownTimeout (5 s) + 1 s, took %v", took)
+				}
+				if s := cons.Stats(); s.InFlight != 0 {
+					t.Fatalf("expect nothing held after Run returned, got %+v", s)
+				}
+			})
+		})
+	}
+}
+
+// A HandlerTimeout that fires while Run shuts down releases its message
+// before Run returns. Its timer was never joined: its release could be
+// queued after the settler had drained, and was sent after Run returned on
+// a cancelled ctx, so InFlight stayed 1 and the message came back only after
+// its visibility timeout.
+func TestHandlerTimeoutDuringShutdownIsJoined(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, func(o *Options) {
+			o.VisibilityTimeout = 30 * time.Second
+			o.HandlerTimeout = 2 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Failed = func(context.Context, *Message, error) { time.Sleep(time.Millisecond) } // a hook that writes a metric
+		})
+		stop := started(t, c)
+		time.Sleep(time.Second)
+		if err := stop(); err != nil { // the handler times out at 2 s, during the shutdown
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		if visible, _ := f.counts(t); s.InFlight != 0 || s.Released != 1 || visible != 1 {
+			t.Fatalf("expect the timed-out message released before Run returned, got %+v, %d visible", s, visible)
+		}
+	})
+}
+
 func TestNewBatchHandsEachReceiveToTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)

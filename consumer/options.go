@@ -111,7 +111,8 @@ type Options struct {
 	// ctx is done. Then their ctx is cancelled, their messages are released
 	// (not deleted, whatever the handlers return), and Run returns after at
 	// most one more second, without waiting for a handler that ignores its
-	// ctx. Up to 12 h. Default 30 s.
+	// ctx or for an SQS call that has not answered (given up: its message
+	// comes back). Up to 12 h. Default 30 s.
 	ShutdownTimeout time.Duration
 	// StopOnFirstFailure, on FIFO queues, handles every message as one
 	// sequence and gives up all waiting messages at a failure. Default

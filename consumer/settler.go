@@ -71,16 +71,16 @@ type settler struct {
 	deletes   []deleteEntry
 	changes   []visChange
 	calls     int
-	retries   int // entries waiting for their retry timer
-	lingering bool
-	lingerEnd bool // the oldest pending delete has waited DeleteLinger
-	flushAll  bool // draining: partial batches go at once
-	plugs     int  // callers queueing several changes: partial batches wait for them
+	retries   map[*time.Timer]func() // entries waiting for their retry timer, and how to queue them again
+	lingering bool                   // the linger timer is set, or its callback has yet to run
+	lingerEnd bool                   // the oldest pending delete has waited DeleteLinger
+	flushAll  bool                   // draining: partial batches go at once
+	plugs     int                    // callers queueing several changes: partial batches wait for them
 	timer     *time.Timer
 }
 
 func newSettler(r *run) *settler {
-	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger}
+	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger, retries: map[*time.Timer]func(){}}
 	s.drained = sync.NewCond(&s.mu)
 	s.timer = time.AfterFunc(time.Hour, s.lingerOver)
 	s.timer.Stop()
@@ -136,21 +136,48 @@ func (s *settler) lingerOver() {
 		s.lingerEnd = true
 		s.pumpLocked()
 	}
+	s.drained.Broadcast()
 	s.mu.Unlock()
 }
 
 // drain sends everything queued, partial batches included, and waits until
-// every call and retry has ended.
+// every call, retry and timer has ended.
 func (s *settler) drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushAll = true
 	s.pumpLocked()
-	for s.calls > 0 || s.retries > 0 || len(s.deletes) > 0 || len(s.changes) > 0 {
+	for s.calls > 0 || len(s.retries) > 0 || len(s.deletes) > 0 || len(s.changes) > 0 {
 		s.drained.Wait()
 	}
 	s.flushAll = false
-	s.timer.Stop()
+	s.stopLingerLocked()
+	for s.lingering { // its callback is on its way
+		s.drained.Wait()
+	}
+}
+
+// stopLingerLocked stops the linger timer if it has not fired. Callers hold
+// s.mu.
+func (s *settler) stopLingerLocked() {
+	if s.lingering && s.timer.Stop() {
+		s.lingering = false
+	}
+}
+
+// abandon sends at once, on Run's cancelled ctx, the entries waiting for a
+// retry timer: Run is past its shutdown bound and waits for no timer.
+func (s *settler) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, requeue := range s.retries {
+		if t.Stop() {
+			delete(s.retries, t)
+			requeue()
+		}
+	}
+	s.pumpLocked()
+	s.drained.Broadcast()
 }
 
 // pumpLocked starts calls while there is room and something to send.
@@ -166,10 +193,7 @@ func (s *settler) pumpLocked() {
 			batch := takeFront(&s.deletes)
 			if len(s.deletes) == 0 {
 				s.lingerEnd = false
-				if s.lingering {
-					s.timer.Stop()
-					s.lingering = false
-				}
+				s.stopLingerLocked()
 			}
 			s.calls++
 			go s.sendDeletes(batch)
@@ -204,19 +228,29 @@ func (s *settler) ended() {
 }
 
 // retryLater queues a failed entry again after a delay that grows with its
-// attempt.
+// attempt. requeue runs with s.mu held.
 func (s *settler) retryLater(attempt int, requeue func()) {
 	s.mu.Lock()
-	s.retries++
-	s.mu.Unlock()
-	time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
+	defer s.mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
 		s.mu.Lock()
-		s.retries--
+		defer s.mu.Unlock()
+		if _, waiting := s.retries[t]; !waiting {
+			return // abandon sent it
+		}
+		delete(s.retries, t)
 		requeue()
 		s.pumpLocked()
 		s.drained.Broadcast()
-		s.mu.Unlock()
 	})
+	s.retries[t] = requeue
+}
+
+// mayRetry reports whether a failed entry of attempt may be tried again: a
+// failure that may pass, tries left, and Run not past its shutdown bound.
+func (s *settler) mayRetry(err error, attempt int) bool {
+	return retryable(err) && attempt+1 < settleAttempts && s.r.apiCtx.Err() == nil
 }
 
 // sendDeletes deletes a batch with each message's latest receipt handle. A
@@ -270,7 +304,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 				continue
 			}
 			r.deleted(e.t, s.lapsedBy(e.t, answered))
-		case retryable(ferr) && e.attempt+1 < settleAttempts:
+		case s.mayRetry(ferr, e.attempt):
 			e.attempt++
 			s.retryLater(e.attempt, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
 		default:
@@ -327,7 +361,7 @@ func (s *settler) sendChanges(batch []visChange) {
 	failed := batchFailures(out, err, len(batch))
 	for i, c := range batch {
 		ferr := failed[i]
-		if ferr != nil && c.kind != changeExtend && retryable(ferr) && c.attempt+1 < settleAttempts {
+		if ferr != nil && c.kind != changeExtend && s.mayRetry(ferr, c.attempt) {
 			c.attempt++
 			s.retryLater(c.attempt, func() { s.changes = append(s.changes, c) })
 			continue

@@ -129,17 +129,14 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 // replaced so Concurrency holds; one that outlives HandlerTimeout has them
 // failed by the timer while it still runs.
 func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit []*inflight) {
-	timer := time.AfterFunc(r.o.HandlerTimeout, func() {
-		cancel(ErrHandlerTimeout)
-		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
-	})
+	timer := r.startHandlerTimer(unit, cancel)
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
 		// The handler called runtime.Goexit: this goroutine is ending.
-		timer.Stop()
+		r.stopHandlerTimer(timer)
 		cancel(ErrHandlerExited)
 		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].id))
 		r.settleAll(unit, ErrHandlerExited, 0)
@@ -155,10 +152,10 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	}
 	returned = true
 	took := time.Since(began)
-	stopped := timer.Stop()
+	stopped := r.stopHandlerTimer(timer)
 	cancel(nil)
 	if !stopped {
-		return // the timer failed them
+		return // the timer failed them, or the shutdown did
 	}
 	if len(unit) > 1 {
 		r.set.plug()
@@ -167,6 +164,52 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	for i, t := range unit {
 		r.finish(t, errs[i], took, true)
 	}
+}
+
+// handlerTimer fails a unit at HandlerTimeout.
+type handlerTimer struct{ t *time.Timer }
+
+// startHandlerTimer starts the HandlerTimeout of a unit whose handler is
+// about to run, and returns it; nil once shutdown has stopped the timers
+// (the unit's messages were then settled already).
+func (r *run) startHandlerTimer(unit []*inflight, cancel context.CancelCauseFunc) *handlerTimer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timersStopped {
+		return nil
+	}
+	ht := &handlerTimer{}
+	r.timers.Add(1)
+	ht.t = time.AfterFunc(r.o.HandlerTimeout, func() {
+		defer r.timers.Done()
+		r.mu.Lock()
+		delete(r.handlerTimers, ht)
+		r.mu.Unlock()
+		cancel(ErrHandlerTimeout)
+		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
+	})
+	r.handlerTimers[ht] = struct{}{}
+	return ht
+}
+
+// stopHandlerTimer stops a unit's timer and reports whether it did: false
+// when it fired, or when there was none (shutdown settled the unit).
+func (r *run) stopHandlerTimer(ht *handlerTimer) bool {
+	if ht == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopHandlerTimerLocked(ht)
+}
+
+func (r *run) stopHandlerTimerLocked(ht *handlerTimer) bool {
+	if _, pending := r.handlerTimers[ht]; !pending || !ht.t.Stop() {
+		return false
+	}
+	delete(r.handlerTimers, ht)
+	r.timers.Done()
+	return true
 }
 
 // callBatch runs the batch handler over a unit and returns one result per
