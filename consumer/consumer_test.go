@@ -656,6 +656,40 @@ func TestConsumerRedeliveryWhileHandling(t *testing.T) {
 	})
 }
 
+// A release asks SQS for at most 12 h minus the time since the message's
+// receive (SQS's cap, counted from the receive, refuses more): RetryAfter's
+// documented 12 h, after a handler that took 2 s, holds the message for
+// almost 12 h. The consumer clamped to MaxExtension only; SQS refused the
+// release, and the message came back after its 30 s visibility timeout.
+func TestConsumerReleaseClampedToTwelveHoursFromTheReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		var calls atomic.Int64
+		var released time.Duration
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			if calls.Add(1) == 1 {
+				time.Sleep(2 * time.Second)
+				return RetryAfter(errors.New("downstream closed until tomorrow"), 12*time.Hour)
+			}
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 30 * time.Second
+			o.Hooks.Released = func(_ context.Context, _ *Message, d time.Duration) { released = d }
+		})
+		stop := started(t, c)
+		until(t, "the failure", func() bool { return c.Stats().Failed == 1 })
+		time.Sleep(10 * time.Minute)
+		n := calls.Load()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || released < 12*time.Hour-time.Minute || released > 12*time.Hour-2*time.Second {
+			t.Fatalf("expect one call and a release of almost 12 h, got %d calls, released %v", n, released)
+		}
+	})
+}
+
 func TestConsumerFailurePolicies(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -48,7 +48,7 @@ func (r *run) extend(now time.Time) {
 		if left > o.VisibilityTimeout-o.HeartbeatInterval {
 			continue
 		}
-		next := min(o.VisibilityTimeout, t.received.Add(o.MaxExtension).Sub(now)).Truncate(time.Second)
+		next := min(o.VisibilityTimeout, t.received.Add(o.MaxExtension).Sub(now), maxVisibility(t, now)).Truncate(time.Second)
 		if next <= left {
 			if left <= o.HeartbeatInterval && t.state != stateDeleting {
 				r.loseLocked(t, fmt.Errorf("%w: the extension cap of %v is reached", ErrLeaseLost, o.MaxExtension))

@@ -95,7 +95,8 @@ type Options struct {
 	// OnFailure is the failure policy. Default RetryWithBackoff.
 	OnFailure FailurePolicy
 	// RedeliveryBackoff gives RetryWithBackoff's delay for attempt
-	// ApproximateReceiveCount − 1 (clamped to 0 to 12 h; Stop means at
+	// ApproximateReceiveCount − 1 (clamped to 0 to MaxExtension, and to
+	// 12 h from the message's receive, the most SQS accepts; Stop means at
 	// once). Default EqualJitter, 1 s base, 5 min cap.
 	RedeliveryBackoff backoff.Strategy
 	// ReceiveBackoff spaces receives after errors; waits shorter than 10 ms

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/internal/dispatch"
+	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -328,7 +329,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		r.obs.settled(t, err, took, ran)
 		r.logFailure(t, err)
 		if delay >= 0 {
-			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension))})
+			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension, maxVisibility(t, now)))})
 		} else {
 			r.released(t, nil, -1) // left to its timeout: the place is free now
 		}
@@ -364,6 +365,14 @@ func (r *run) failureDelay(receives int, err error) (d time.Duration) {
 		}
 	}()
 	return max(r.o.RedeliveryBackoff.Delay(max(receives-1, 0), 0), 0)
+}
+
+// maxVisibility is the longest visibility SQS accepts for t at now: 12 h
+// from its latest receive, less transitMargin (SQS started counting before
+// the receive's answer arrived), in whole seconds. SQS refuses more, it
+// does not clamp.
+func maxVisibility(t *inflight, now time.Time) time.Duration {
+	return max(t.received.Add(sqsrule.MaxVisibility-transitMargin).Sub(now).Truncate(time.Second), 0)
 }
 
 // seconds rounds a delay to SQS's whole seconds.
