@@ -125,6 +125,13 @@
 // Report.Rejected, and held in the DLQ for MaxBackoff, never retried
 // silently.
 //
+// Every hold asks for at most 12 h from the message's receive, as SQS
+// refuses more: in Run and Drain from when the receive was sent; under
+// Lambda, where the event source mapping received the batch before the
+// invocation (a batching window of up to 5 min), from 15 minutes before
+// the invocation. A hold is reported (Held, with its end) only once SQS
+// took it.
+//
 // # FIFO order
 //
 // A FIFO group's later messages never pass an earlier one that is still in

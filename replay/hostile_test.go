@@ -476,6 +476,94 @@ func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
 	})
 }
 
+// A hold asks SQS for at most 12 h from the message's receive, the most SQS
+// accepts. In Lambda the event source mapping received the batch before
+// the invocation (a batching window of up to 5 min): the hold of a
+// rejected message assumed a receive within the last minute, SQS refused
+// it, the failure was ignored, and the message came back after the
+// mapping's visibility timeout to be rejected again, over and over, while
+// the Report said held. In Run and Drain a pass that took minutes (slow
+// sends) had its holds refused the same way.
+func TestHoldWithinTwelveHoursOfTheReceive(t *testing.T) {
+	t.Run("lambda batching window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "fine", "", nil)
+			out, err := w.api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.dlq), MaxNumberOfMessages: 10,
+				VisibilityTimeout: 900, MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}})
+			if err != nil || len(out.Messages) != 1 {
+				t.Fatal(out, err)
+			}
+			event := lambdaEvent(out.Messages)
+			event.Records[0].Body = "bad\x00body" // SQS takes it in no form
+			time.Sleep(2 * time.Minute)           // the mapping's batching window
+			var rejected []error
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Hooks.Rejected = func(_ context.Context, _ *types.Message, _ replay.Decision, err error) {
+					rejected = append(rejected, err)
+				}
+			})
+			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+				t.Fatal(err)
+			}
+			if len(rejected) != 1 || strings.Contains(rejected[0].Error(), "hold") {
+				t.Fatalf("expect one rejection, held, got %v", rejected)
+			}
+			time.Sleep(time.Hour)
+			if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+				t.Fatal("expect the rejected message held in the DLQ, not back an hour later")
+			}
+		})
+	})
+	t.Run("rejected, hold refused", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "fine", "", nil)
+			event := lambdaEvent(w.receiveAll(t, w.dlq))
+			event.Records[0].Body = "bad\x00body"
+			w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "InvalidParameterValue", SenderFault: true}})
+			var rejected []error
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Hooks.Rejected = func(_ context.Context, _ *types.Message, _ replay.Decision, err error) {
+					rejected = append(rejected, err)
+				}
+			})
+			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+				t.Fatal(err)
+			}
+			if len(rejected) != 1 || !errors.Is(rejected[0], replay.ErrRejected) || !strings.Contains(rejected[0].Error(), "hold in the DLQ failed") {
+				t.Fatalf("expect the rejection to say its hold failed, got %v", rejected)
+			}
+		})
+	})
+	t.Run("slow pass", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "due", "", nil)
+			time.Sleep(12 * time.Hour)
+			w.seedDLQ(t, "waits", "", nil) // due in 12 h: held
+			w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Latency: 2 * time.Minute})
+			var until time.Time
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Policy = replay.Policy{Backoff: backoff.Constant{D: 12 * time.Hour}}
+				o.VisibilityTimeout = 10 * time.Minute
+				o.Hooks.Held = func(_ context.Context, _ *types.Message, _ replay.Decision, u time.Time) { until = u }
+			})
+			began := time.Now()
+			if rep := w.drain(t, r); rep.Replayed != 1 || rep.Held != 1 {
+				t.Fatalf("expect one replayed and one held, got %+v", rep)
+			}
+			if until.After(began.Add(12*time.Hour)) || until.Before(began.Add(11*time.Hour)) {
+				t.Fatalf("expect the hold to end within 12 h of the receive, got %v after", until.Sub(began))
+			}
+			time.Sleep(11 * time.Hour)
+			if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+				t.Fatal("expect the held message still held 11 h later")
+			}
+		})
+	})
+}
+
 // A Filter that panics picks nothing; the pass goes on.
 func TestPanickingFilterPicksNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -122,6 +122,7 @@ func (l *loop) worker(i int) {
 		l.receiving++
 		epoch := l.epoch
 		l.mu.Unlock()
+		asked := time.Now() // SQS hands the messages out after this
 		msgs, err := r.receive(l.ctx, wait, size)
 		// Messages received are processed even if the loop ends meanwhile;
 		// only the caller's ctx cuts the wait for the rate short.
@@ -153,7 +154,7 @@ func (l *loop) worker(i int) {
 			l.wakeAll() // more is waiting: rested workers join in
 		}
 		work, cancel := context.WithTimeout(context.WithoutCancel(l.outer), r.opts.VisibilityTimeout)
-		_, rep := r.process(work, msgs, isLeft, false, l.claims)
+		_, rep := r.process(work, msgs, asked, isLeft, false, l.claims)
 		cancel()
 		l.mu.Lock()
 		l.report.add(rep)

@@ -130,7 +130,9 @@ type Hooks struct {
 	Failed func(ctx context.Context, m *types.Message, err error)
 	// Rejected: SQS accepts the message in no form the replayer can build,
 	// not even as an escalation with its attributes or metadata left out.
-	// It stays in the DLQ, held for Policy.MaxBackoff, and needs a human.
+	// It stays in the DLQ, held for Policy.MaxBackoff (at most 12 h from
+	// its receive), and needs a human. If the hold fails too, err says so,
+	// and the message comes back after the visibility timeout.
 	Rejected func(ctx context.Context, m *types.Message, d Decision, err error)
 }
 

@@ -186,7 +186,7 @@ func (p *pass) refuse(it *item, reason Reason, detail string) bool {
 		it.form++
 		return true
 	}
-	it.state, it.holdFor = rejected, min(p.r.policy.MaxBackoff, holdCap)
+	it.state, it.holdFor = rejected, p.r.policy.MaxBackoff
 	it.err = fmt.Errorf("%w: %s", ErrRejected, detail)
 	return false
 }

@@ -71,17 +71,22 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 	}
 }
 
-// hold keeps messages invisible in the DLQ for their holdFor. A held
-// message whose hold fails is counted failed: it comes back when its
-// receive's visibility timeout ends, and is held again then.
+// hold keeps messages invisible in the DLQ for their holdFor, at most 12 h
+// from their receive (what SQS accepts). A held message whose hold fails
+// is counted failed: it comes back when its receive's visibility timeout
+// ends, and is held again then. A rejected one stays rejected, its error
+// saying the hold failed too: it comes back, and is rejected again.
 func (p *pass) hold(ctx context.Context, kept []*item) {
 	for start := 0; start < len(kept); start += sqsrule.MaxBatchEntries {
 		c := kept[start:min(start+sqsrule.MaxBatchEntries, len(kept))]
 		errs := retryBatch(ctx, len(c), func(idx []int) (batchAnswer, error) {
 			entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(idx))
+			now := time.Now()
 			for j, i := range idx {
+				secs := min(seconds(c[i].holdFor), int32(p.holdLimit(now)/time.Second))
+				c[i].until = now.Add(time.Duration(secs) * time.Second)
 				entries[j] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: c[i].msg.ReceiptHandle,
-					VisibilityTimeout: seconds(c[i].holdFor)}
+					VisibilityTimeout: secs}
 			}
 			cctx, call := p.r.obs.startCall(ctx, p.r.dlq, tracing.SpanKindClient, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
 			out, err := p.r.client.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
@@ -96,8 +101,12 @@ func (p *pass) hold(ctx context.Context, kept []*item) {
 			return a, nil
 		})
 		for i, err := range errs {
-			if c[i].state == held {
+			c[i].until = time.Time{}
+			switch c[i].state {
+			case held:
 				c[i].state, c[i].err = failed, fmt.Errorf("replay: hold: %w", err)
+			case rejected:
+				c[i].err = fmt.Errorf("%w; its hold in the DLQ failed too, so it comes back after the visibility timeout: %v", c[i].err, err)
 			}
 		}
 	}
