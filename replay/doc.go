@@ -151,9 +151,13 @@
 // thousand messages a second at 0.3 calls per message (see BENCHMARKS.md),
 // beside about 300 for one batch at a time and SQS's own move task's 500.
 // RateLimit caps messages per second taken from the DLQ across all batches,
-// in bursts of at most one receive (ten, or the rate rounded down when it is
-// below ten). A Replayer is safe for concurrent use; Filter and Hooks are
-// called from several goroutines at once.
+// counted on receives, in bursts of at most one receive (ten, or the rate
+// rounded down when it is below ten), or a tenth of a second's worth when
+// that is more, so that at a high rate enough receives run at once to keep
+// up. A receive starts only when the rate allows what it may bring, so a
+// message waits before it is received, never after: its pass starts at
+// once, within its visibility timeout. A Replayer is safe for concurrent
+// use; Filter and Hooks are called from several goroutines at once.
 //
 // # Modes and options
 //

@@ -46,7 +46,8 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	}
 	r.obs.consumed.Add(ctx, int64(len(msgs)), r.obs.attrs)
 	var items []*item
-	if r.rate.admit(ctx, len(msgs)) && r.rate.pace(ctx, len(msgs), len(msgs)) {
+	if r.rate.admit(ctx, len(msgs)) {
+		r.rate.took(len(msgs), len(msgs))
 		items, _ = r.process(ctx, msgs, invoked.Add(-lambdaReceiveAllowance), nil, true, nil)
 	}
 	moved := make(map[string]bool, len(items))

@@ -109,7 +109,7 @@ func (l *loop) worker(i int) {
 	if l.drain {
 		wait = time.Second
 	}
-	size := r.receiveSize()
+	size := receiveSize(r.opts.RateLimit)
 	probing := false // this worker probes a failing DLQ for the others
 	for l.ctx.Err() == nil {
 		if !probing && !l.gate.enter(l.ctx) {
@@ -124,11 +124,7 @@ func (l *loop) worker(i int) {
 		l.mu.Unlock()
 		asked := time.Now() // SQS hands the messages out after this
 		msgs, err := r.receive(l.ctx, wait, size)
-		// Messages received are processed even if the loop ends meanwhile;
-		// only the caller's ctx cuts the wait for the rate short.
-		if !r.rate.pace(l.outer, size, len(msgs)) {
-			return // shutting down: the messages come back after their visibility timeout
-		}
+		r.rate.took(size, len(msgs)) // messages received are processed even if the loop ends meanwhile
 		if err != nil {
 			l.mu.Lock()
 			l.receiving--
@@ -357,11 +353,11 @@ func (r *Replayer) receive(ctx context.Context, wait time.Duration, n int) ([]ty
 }
 
 // receiveSize is how many messages one receive asks for: ten, or with a
-// RateLimit below ten, the rate rounded down, so that one receive is never
-// more than a second's worth.
-func (r *Replayer) receiveSize() int {
-	if r.rate == nil {
+// RateLimit below ten, the rate rounded down (at least one), so that one
+// receive is never more than a second's worth.
+func receiveSize(rate float64) int {
+	if rate <= 0 {
 		return maxReceive
 	}
-	return min(max(int(r.rate.rate), 1), maxReceive)
+	return min(max(int(min(rate, maxReceive)), 1), maxReceive)
 }

@@ -66,8 +66,10 @@ type Options struct {
 	// a group's messages are sent one after the other.
 	Concurrency int
 	// RateLimit caps the messages per second taken from the DLQ: every
-	// message received counts, whether it is then moved or not. 0 means no
-	// cap; otherwise a finite positive number.
+	// message received counts, whether it is then moved or not, in bursts
+	// of at most one receive (or a tenth of a second's worth when that is
+	// more). 0 means no cap; otherwise a finite positive number (one so
+	// low that a message takes more than a century waits a century).
 	RateLimit float64
 	// DryRun decides and reports (Report.Decisions) but sends, deletes and
 	// holds nothing. Default false.
@@ -172,7 +174,7 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 		return nil, err
 	}
 	r := &Replayer{client: client, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved()}
-	r.rate = newPacer(o.RateLimit)
+	r.rate = newPacer(o.RateLimit, receiveSize(o.RateLimit))
 	r.obs = newObserver(&r.opts, dlqURL)
 	return r, nil
 }
