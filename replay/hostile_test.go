@@ -414,6 +414,37 @@ func TestFailedDeleteIsRetried(t *testing.T) {
 	})
 }
 
+// Report.Replayed and Escalated count messages that left the DLQ, and
+// Hooks.Replayed fires for them only: a message sent to its target whose
+// delete from the DLQ failed for good is still in the DLQ, and will be sent
+// again, so it counts as failed (Hooks.Failed says why). It was counted
+// replayed, so a CLI said "replayed 1" while the message was still there.
+func TestReportCountsOnlyWhatLeftTheDLQ(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "once", "", nil)
+		w.seedDLQ(t, "gone", "", nil)
+		w.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true,
+			Match: func(index int, _ string) bool { return index == 0 }}})
+		var replayed, failures []string
+		r := w.replayer(t, sequential(), func(o *replay.Options) {
+			o.Hooks.Replayed = func(_ context.Context, m *types.Message, _ replay.Decision, _ string) {
+				replayed = append(replayed, aws.ToString(m.Body))
+			}
+			o.Hooks.Failed = func(_ context.Context, m *types.Message, err error) {
+				failures = append(failures, aws.ToString(m.Body)+": "+err.Error())
+			}
+		})
+		rep := w.drain(t, r)
+		w.srv.ClearFaults()
+		time.Sleep(31 * time.Second)
+		left := w.receiveAll(t, w.dlq)
+		if rep.Replayed != 1 || rep.Failed != 1 || len(left) != 1 || len(replayed) != 1 || len(failures) != 1 || !strings.Contains(failures[0], "delete") {
+			t.Fatalf("expect one replayed and one failed (sent, not deleted, %d left in the DLQ), got %+v, hooks %v, %v", len(left), rep, replayed, failures)
+		}
+	})
+}
+
 // Defect 9: AWSTraceHeader survives replay and escalation.
 func TestTraceHeaderSurvives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -636,8 +667,8 @@ func TestBatchAnswerWithoutTheEntryIsUnconfirmed(t *testing.T) {
 			}
 		}},
 		{"DeleteMessageBatch", 0, 5, func(t *testing.T, w *world, rep replay.Report) {
-			if len(w.receiveAll(t, w.main)) != 1 || len(w.receiveAll(t, w.dlq)) != 1 {
-				t.Fatal("expect the message sent and, its delete unconfirmed, still in the DLQ")
+			if rep.Replayed != 0 || rep.Failed != 1 || len(w.receiveAll(t, w.main)) != 1 || len(w.receiveAll(t, w.dlq)) != 1 {
+				t.Fatalf("expect the message sent and, its delete unconfirmed, still in the DLQ and counted failed, got %+v", rep)
 			}
 		}},
 		{"ChangeMessageVisibilityBatch", time.Hour, 5, func(t *testing.T, w *world, rep replay.Report) {

@@ -122,13 +122,15 @@ type Options struct {
 // Each gets the message's ctx: it carries the message's decision span (with
 // a TracerProvider) and its producer's trace context (with a Propagator).
 type Hooks struct {
-	// Replayed: sent to target with the decision's attempt and delay.
+	// Replayed: sent to target with the decision's attempt and delay, and
+	// deleted from the DLQ (in Lambda, reported for Lambda to delete).
 	Replayed func(ctx context.Context, m *types.Message, d Decision, target string)
 	// Held: kept in the DLQ until its replay is due.
 	Held func(ctx context.Context, m *types.Message, d Decision, until time.Time)
-	// Escalated: sent to the operator queue.
+	// Escalated: sent to the operator queue, and deleted from the DLQ.
 	Escalated func(ctx context.Context, m *types.Message, d Decision)
-	// Failed: could not be moved now; it stays in the DLQ for a later pass.
+	// Failed: could not be moved now, or was sent but its delete from the
+	// DLQ failed (err says which); it stays in the DLQ for a later pass.
 	Failed func(ctx context.Context, m *types.Message, err error)
 	// Rejected: SQS accepts the message in no form the replayer can build,
 	// not even as an escalation with its attributes or metadata left out.
@@ -264,8 +266,9 @@ type Report struct {
 	// Waiting messages stay in the DLQ behind an earlier message of their
 	// FIFO group that did not move (held, failed, skipped, rejected).
 	Waiting int
-	// Failed messages could not be moved now (an error from SQS); they come
-	// back after the visibility timeout.
+	// Failed messages could not be moved now (an error from SQS), or were
+	// sent but could not be deleted from the DLQ (they will be sent again);
+	// they come back after the visibility timeout.
 	Failed int
 	// Skipped messages were not picked by the Filter.
 	Skipped int

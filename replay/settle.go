@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -42,8 +41,8 @@ func (p *pass) settle(ctx context.Context) {
 
 // deleteMoved deletes sent messages from the DLQ, and nothing else. A delete
 // that fails for good leaves a copy in the DLQ that a later pass sends
-// again: deduplicated on FIFO targets within 5 minutes, a duplicate on
-// standard ones.
+// again (deduplicated on FIFO targets within 5 minutes, a duplicate on
+// standard ones): that message did not leave the DLQ, and counts as failed.
 func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 	for start := 0; start < len(moved); start += sqsrule.MaxBatchEntries {
 		c := moved[start:min(start+sqsrule.MaxBatchEntries, len(moved))]
@@ -65,8 +64,7 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 			return a, nil
 		})
 		for i, err := range errs {
-			p.r.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "replay: delete from the DLQ failed; the message will be sent again",
-				slog.String("message_id", aws.ToString(c[i].msg.MessageId)), slog.Any("error", err))
+			c[i].state, c[i].err = failed, fmt.Errorf("replay: sent to %s, but the delete from the DLQ failed, so it will be sent again: %w", c[i].target, err)
 		}
 	}
 }
