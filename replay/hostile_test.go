@@ -1,10 +1,12 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -394,6 +396,55 @@ func TestMalformedCounterInMetadataEscalates(t *testing.T) {
 		if d := (replay.Policy{}).Decide(m, time.Now()); d.Action != replay.Escalate || d.Reason != replay.InvalidCounter {
 			t.Errorf("n=%v: expect InvalidCounter, got %v %q (%s)", n, d.Action, d.Reason, d.Detail)
 		}
+	}
+}
+
+// A Decision's Detail, the escalation's metadata and the log never quote
+// text a sender chose: only what SQS set, and attribute names that are
+// names. A forged sqskit-replay "src" was kept when SQS set no
+// DeadLetterQueueSourceArn (a message sent straight to the DLQ) and quoted
+// by the NotRoutable detail, the escalated metadata and the Warn log line;
+// a forged moved-attribute name and a counter's data type were quoted too.
+func TestDetailNeverQuotesForgedText(t *testing.T) {
+	const forged = "attacker-text\nlevel=ERROR msg=\"forged log line\""
+	t.Run("source", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "x", "", map[string]types.MessageAttributeValue{
+				replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "src": forged}),
+			})
+			var logs bytes.Buffer
+			var details []string
+			r, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
+				o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
+				o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+				o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) { details = append(details, d.Detail) }
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.drain(t, r)
+			got := w.receiveAll(t, w.operator)
+			if len(details) != 1 || len(got) != 1 {
+				t.Fatalf("expect one escalation, got %v", details)
+			}
+			if md := metadataOf(t, got[0]); md.SourceArn != "" || strings.Contains(details[0], "attacker") || strings.Contains(logs.String(), "attacker") {
+				t.Fatalf("a forged source is quoted:\n detail: %s\n metadata src: %q\n log: %s", details[0], md.SourceArn, logs.String())
+			}
+		})
+	})
+	for name, attrs := range map[string]map[string]types.MessageAttributeValue{
+		"moved name": {replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "moved": map[string]any{forged: map[string]any{"t": "String", "s": "v"}}})},
+		"counter type": {replay.DefaultCounterAttribute: {DataType: aws.String("Binary." + forged), BinaryValue: []byte("1")},
+			"other": {DataType: aws.String("String"), StringValue: aws.String("v")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x"), MessageAttributes: attrs}
+			if d := (replay.Policy{}).Decide(m, time.Now()); d.Action != replay.Escalate || strings.Contains(d.Detail, "attacker") {
+				t.Fatalf("expect an escalation whose detail quotes no forged text, got %v %q", d.Action, d.Detail)
+			}
+		})
 	}
 }
 

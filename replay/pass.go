@@ -133,8 +133,10 @@ func (p *pass) plan(it *item) {
 	if d.Action == Replay {
 		it.target = r.route(m)
 		switch {
+		case it.target == "" && d.Metadata.SourceArn == "":
+			d = escalation(d, NotRoutable, "the message has no DeadLetterQueueSourceArn: SQS did not dead-letter it")
 		case it.target == "":
-			d = escalation(d, NotRoutable, "no target for source %q (not in Sources)", d.Metadata.SourceArn)
+			d = escalation(d, NotRoutable, "no target for source %q (not in Sources)", d.Metadata.SourceArn) // an ARN SQS set
 		case sqsrule.IsFIFO(it.target) && group == "":
 			d = escalation(d, NotRoutable, "the FIFO target needs a MessageGroupId and the message has none")
 		case sqsrule.IsFIFO(it.target) && sqsrule.CheckGroupID(group) != nil:

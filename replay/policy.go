@@ -181,9 +181,10 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	if md.FirstFailure.IsZero() {
 		md.FirstFailure = now.UTC().Truncate(time.Millisecond)
 	}
-	if src := m.Attributes[string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)]; src != "" {
-		md.SourceArn = src
-	}
+	// The source is what SQS says, or unknown: a "src" in the metadata is
+	// the sender's to forge. Reason and Detail are an escalation's own.
+	md.SourceArn = m.Attributes[string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)]
+	md.Reason, md.Detail = "", ""
 	d := Decision{Metadata: md}
 	escalate := func(r Reason, format string, args ...any) Decision {
 		d.Action, d.Reason, d.Detail = Escalate, r, fmt.Sprintf(format, args...)
@@ -239,7 +240,7 @@ func (p Policy) counter(attrs map[string]types.MessageAttributeValue, md Metadat
 		return 0, fmt.Errorf("counter %s is set and %s holds a count too", p.CounterAttribute, MetadataAttribute)
 	}
 	if base := sqsrule.BaseDataType(aws.ToString(v.DataType)); base != "Number" && base != "String" {
-		return 0, fmt.Errorf("counter %s has data type %q", p.CounterAttribute, aws.ToString(v.DataType))
+		return 0, fmt.Errorf("counter %s is not a Number or String attribute", p.CounterAttribute)
 	}
 	s := strings.TrimSpace(aws.ToString(v.StringValue))
 	n, err := strconv.ParseInt(s, 10, 64)
