@@ -45,7 +45,7 @@
 // the replay metadata), AttributeBudget (ten attributes and
 // KeepAttributesInPlace), NotRoutable (no allow-listed target, or a FIFO
 // target and no valid group id), Unsendable (SQS refuses the message as it
-// is).
+// is), BackoffFailed (the Backoff strategy panicked: Decide never panics).
 //
 // # What a replayed message carries
 //
