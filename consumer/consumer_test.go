@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -606,6 +607,45 @@ func TestConsumerEndsOnMissingQueue(t *testing.T) {
 			t.Fatalf("expect Run to end with QueueDoesNotExist, got %v", err)
 		}
 	})
+}
+
+// A delete or visibility change that fails for good (access denied, the
+// queue gone) ends Run with that error, as a receive's does: the consumer
+// cannot do its job, and handling messages it can never delete would only
+// repeat their side effects until they reach the dead-letter queue. Run
+// went on, every message handled again and again, never deleted.
+func TestConsumerEndsWhenSettlingIsDenied(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized to perform sqs:DeleteMessage", Fault: smithy.FaultClient}
+	for _, c := range []struct {
+		op   string
+		fail bool // the handler fails: its release is what is denied
+	}{{"DeleteMessageBatch", false}, {"ChangeMessageVisibilityBatch", true}} {
+		t.Run(c.op, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs", nil)
+				f.send(t, "", "a")
+				f.srv.Inject(sqsfake.Fault{Op: c.op, Err: denied})
+				cons := newConsumer(t, f, func(context.Context, *Message) error {
+					if c.fail {
+						return errors.New("boom")
+					}
+					return nil
+				}, func(o *Options) { o.VisibilityTimeout = 30 * time.Second; o.OnFailure = ReleaseNow })
+				done := make(chan error, 1)
+				go func() { done <- cons.Run(context.Background()) }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(time.Hour):
+					t.Fatal("expect Run to end when settling is denied; it went on for an hour")
+				}
+				var apiErr smithy.APIError
+				if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "AccessDenied" || cons.Stats().Received != 1 {
+					t.Fatalf("expect Run to end with AccessDenied after one message, got %v, %+v", err, cons.Stats())
+				}
+			})
+		})
+	}
 }
 
 func TestConsumerBacksOffOnReceiveErrors(t *testing.T) {

@@ -109,9 +109,12 @@
 // DeleteLinger or as soon as no message is waiting or running; a failed
 // entry is retried by a timer, so no call waits behind another. An entry
 // an answer lists in neither Successful nor Failed is unconfirmed, as if
-// lost in transit: retried, never reported deleted, released or extended. Receive
-// errors back off with ReceiveBackoff; a queue that does not exist or denies
-// access ends Run with that error.
+// lost in transit: retried, never reported deleted, released or extended.
+// Receive errors back off with ReceiveBackoff. A queue that does not exist
+// or denies access, to a receive, a delete or a visibility change, ends
+// Run with that error (after the usual shutdown): a consumer that cannot
+// delete would handle the same messages again and again until they reach
+// the dead-letter queue.
 //
 // Throughput. A message is held for at least two round trips (its receive
 // and its delete), so messages/s ≤ MaxInFlight ÷ hold time, and each call

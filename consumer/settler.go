@@ -292,6 +292,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
 	answered := time.Now()
 	call.end(ctx, -1, err)
+	s.finalError(err)
 	failed := batchFailures(out, err, len(sent))
 	for i, e := range sent {
 		ferr := failed[i]
@@ -358,6 +359,7 @@ func (s *settler) sendChanges(batch []visChange) {
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
 	out, err := r.c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
 	call.end(ctx, -1, err)
+	s.finalError(err)
 	failed := batchFailures(out, err, len(batch))
 	for i, c := range batch {
 		ferr := failed[i]
@@ -375,6 +377,17 @@ func (s *settler) sendChanges(batch []visChange) {
 		case changeExtend:
 			r.extended(c, handles[i], sent, ferr)
 		}
+	}
+}
+
+// finalError ends Run with a settle call's error that retrying cannot cure
+// (access denied, the queue gone), as a receive's does: a consumer that
+// cannot delete would handle the same messages again and again until they
+// reach the dead-letter queue.
+func (s *settler) finalError(err error) {
+	if err != nil && sqserr.Final(err) {
+		s.r.log.LogAttrs(s.r.apiCtx, slog.LevelError, "consumer: a delete or visibility change failed for good", slog.String("error", err.Error()))
+		s.r.stop(err)
 	}
 }
 
