@@ -203,12 +203,17 @@
 // operator queue or a target being the DLQ, the operator queue being a
 // target, the counter attribute being sqskit-replay, a NaN or infinite
 // RateLimit, an invalid ReceiveBackoff). Run returns when its ctx is done
-// (nil) or when a receive fails for good (the DLQ does not exist, access is
-// denied); other receive errors wait ReceiveBackoff, never less than
-// 100 ms, with one receive probing for the others. Drain returns its Report
-// with the error that stopped it. HandleLambda returns an error matching
-// ErrMalformedEvent for a record without a messageId; a rejected message's
-// error matches ErrRejected.
+// (nil) or when a call fails for good (a queue does not exist, access to a
+// receive, a send, a delete or a hold is denied), once the batches under
+// way are done: a replayer that cannot delete from the DLQ would send each
+// message again at every visibility timeout. Other receive errors wait
+// ReceiveBackoff, never less than 100 ms, with one receive probing for the
+// others. Drain returns its Report with the error that stopped it.
+// HandleLambda reports the messages of a call that failed for good as
+// failures, one by one (failing the invocation would make Lambda send the
+// moved ones again); it returns an error matching ErrMalformedEvent for a
+// record without a messageId; a rejected message's error matches
+// ErrRejected.
 //
 // # Testing
 //

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/replay"
@@ -494,6 +495,51 @@ func TestReportCountsOnlyWhatLeftTheDLQ(t *testing.T) {
 			t.Fatalf("expect one replayed and one failed (sent, not deleted, %d left in the DLQ), got %+v, hooks %v, %v", len(left), rep, replayed, failures)
 		}
 	})
+}
+
+// A call that fails for good — the DLQ gone, access denied to a receive, a
+// send or a delete — ends Run and Drain with its error, once the batches
+// under way are done. Only a receive's did: a replayer denied
+// sqs:DeleteMessage on the DLQ sent every message again at each visibility
+// timeout, a duplicate on the target each time, forever; one denied the
+// target left messages failing in the DLQ until its retention dropped them.
+func TestRunEndsOnAFinalError(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized", Fault: smithy.FaultClient}
+	for _, c := range []struct{ name, op string }{
+		{"missing DLQ", ""}, {"send denied", "SendMessageBatch"}, {"delete denied", "DeleteMessageBatch"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				w.seedDLQ(t, "m", "", nil)
+				dlq := w.dlq
+				if c.op == "" {
+					dlq += "-gone"
+				} else {
+					w.srv.Inject(sqsfake.Fault{Op: c.op, Err: denied})
+				}
+				r, err := replay.New(w.api, dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				defer cancel()
+				err = r.Run(ctx)
+				var missing *types.QueueDoesNotExist
+				var apiErr smithy.APIError
+				if ctx.Err() != nil || !(errors.As(err, &missing) || errors.As(err, &apiErr) && apiErr.ErrorCode() == "AccessDenied") {
+					t.Fatalf("expect Run to end with the final error, got %v (ctx %v)", err, ctx.Err())
+				}
+				time.Sleep(time.Minute) // the message's visibility timeout
+				if _, err := r.Drain(context.Background()); err == nil {
+					t.Fatal("expect Drain to end with the final error too")
+				}
+			})
+		})
+	}
 }
 
 // Defect 9: AWSTraceHeader survives replay and escalation.

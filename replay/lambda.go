@@ -48,7 +48,10 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	var items []*item
 	if r.rate.admit(ctx, len(msgs)) {
 		r.rate.took(len(msgs), len(msgs))
-		items, _ = r.process(ctx, msgs, invoked.Add(-lambdaReceiveAllowance), nil, true, nil)
+		// A call that failed for good fails its messages, reported one by
+		// one: failing the invocation would make Lambda send the moved
+		// ones again.
+		items, _, _ = r.process(ctx, msgs, invoked.Add(-lambdaReceiveAllowance), nil, true, nil)
 	}
 	moved := make(map[string]bool, len(items))
 	for _, it := range items {

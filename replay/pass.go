@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -59,6 +60,23 @@ type pass struct {
 	received time.Time // when SQS handed the batch out, at the earliest: 12 h of holds count from it
 	lambda   bool      // Lambda deletes what it is told succeeded: no deletes here
 	claims   *claims   // FIFO groups in batches under way; nil: no other batch
+
+	fatalMu sync.Mutex
+	fatal   error // a call's error no retry cures: it ends Run and Drain
+}
+
+// failedForGood records a call's error if no retry can cure it (access
+// denied, a queue that does not exist): Run and Drain end with it once the
+// batch is done. Sends run on several goroutines.
+func (p *pass) failedForGood(err error) {
+	if !sqserr.Final(err) {
+		return
+	}
+	p.fatalMu.Lock()
+	defer p.fatalMu.Unlock()
+	if p.fatal == nil {
+		p.fatal = err
+	}
 }
 
 // holdMargin is kept off SQS's 12 h, for the clocks' difference.
@@ -79,8 +97,9 @@ func (p *pass) holdLimit(now time.Time) time.Duration {
 // process runs one batch from the DLQ, received no earlier than received.
 // isLeft marks messages the caller leaves as they are (seen before in this
 // Drain); nil means none. claims, when set, keeps a FIFO group in one batch
-// under way at a time.
-func (r *Replayer) process(ctx context.Context, msgs []types.Message, received time.Time, isLeft []bool, lambda bool, c *claims) ([]*item, Report) {
+// under way at a time. It returns the batch's items, its report, and the
+// first error of a call that failed for good.
+func (r *Replayer) process(ctx context.Context, msgs []types.Message, received time.Time, isLeft []bool, lambda bool, c *claims) ([]*item, Report, error) {
 	p := &pass{r: r, items: make([]*item, len(msgs)), now: time.Now(), received: received, lambda: lambda, claims: c}
 	for i := range msgs {
 		it := &item{msg: &msgs[i], batch: p}
@@ -107,7 +126,7 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, received t
 		p.count(&rep, it)
 		p.notify(it)
 	}
-	return p.items, rep
+	return p.items, rep, p.fatal
 }
 
 // plan decides what to do with one message: where it goes, with which

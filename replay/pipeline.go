@@ -17,8 +17,9 @@ import (
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
-// Run replays continuously until ctx is done, or a receive fails for good
-// (the DLQ does not exist, access is denied), whose error it returns.
+// Run replays continuously until ctx is done, or a call fails for good (a
+// queue does not exist, access is denied to a receive, a send, a delete or
+// a hold), whose error it returns once the batches under way are done.
 // Receive errors worth retrying are retried after ReceiveBackoff, one
 // receive probing while the others wait.
 //
@@ -40,8 +41,9 @@ func (r *Replayer) Run(ctx context.Context) error {
 // later messages, at the first such receive made while no other receive or
 // batch was under way and none started or ended. A receive that fails in a
 // retryable way is retried after ReceiveBackoff, five times in a row at
-// most; after that, or on a final error, Drain returns the error with what
-// it did so far. Batches in progress are always finished.
+// most; after that, or on a call's final error (as Run's), Drain returns
+// the error with what it did so far. Batches in progress are always
+// finished.
 func (r *Replayer) Drain(ctx context.Context) (Report, error) {
 	l := r.newLoop(ctx, true)
 	err := l.run()
@@ -150,13 +152,16 @@ func (l *loop) worker(i int) {
 			l.wakeAll() // more is waiting: rested workers join in
 		}
 		work, cancel := context.WithTimeout(context.WithoutCancel(l.outer), r.opts.VisibilityTimeout)
-		_, rep := r.process(work, msgs, asked, isLeft, false, l.claims)
+		_, rep, fatal := r.process(work, msgs, asked, isLeft, false, l.claims)
 		cancel()
 		l.mu.Lock()
 		l.report.add(rep)
 		l.batches--
 		l.epoch++
 		l.mu.Unlock()
+		if fatal != nil {
+			l.fail(fatal)
+		}
 		if l.drain {
 			l.wakeAll() // a batch ended: its FIFO groups are free; look again
 		}

@@ -360,6 +360,7 @@ func (p *pass) callFailed(ctx context.Context, it *item, err error, batchLen int
 	switch {
 	case ctx.Err() != nil || sqserr.Final(err):
 		it.state, it.err = failed, err
+		p.failedForGood(err)
 	case sqserr.Transient(err):
 		p.retry(it, err)
 	case batchLen > 1:

@@ -55,6 +55,7 @@ func (p *pass) deleteMoved(ctx context.Context, moved []*item) {
 			out, err := p.r.client.DeleteMessageBatch(cctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
 			call.end(cctx, -1, err)
 			if err != nil {
+				p.failedForGood(err)
 				return batchAnswer{}, err
 			}
 			a := batchAnswer{failed: out.Failed}
@@ -90,6 +91,7 @@ func (p *pass) hold(ctx context.Context, kept []*item) {
 			out, err := p.r.client.ChangeMessageVisibilityBatch(cctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(p.r.dlq), Entries: entries})
 			call.end(cctx, -1, err)
 			if err != nil {
+				p.failedForGood(err)
 				return batchAnswer{}, err
 			}
 			a := batchAnswer{failed: out.Failed}
