@@ -1,9 +1,12 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -201,6 +204,52 @@ func TestConsumerFIFOOrderUnderFailures(t *testing.T) {
 			t.Errorf("expect g0-03 handled on its third attempt, got %d", rec.attempts["g0-03"])
 		}
 	})
+}
+
+// StopOnFirstFailure: the whole FIFO receive is one sequence, handled one
+// message at a time in arrival order, and a failure gives up every message
+// after it, whatever its group (without it, only the failed group stops and
+// groups run in parallel).
+func TestConsumerFIFOStopOnFirstFailure(t *testing.T) {
+	for _, stopAll := range []bool{true, false} {
+		t.Run(fmt.Sprint("StopOnFirstFailure ", stopAll), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs.fifo", nil)
+				for _, gb := range []string{"a:a1", "b:b1", "a:a2", "b:b2"} {
+					g, b, _ := strings.Cut(gb, ":")
+					f.send(t, g, b)
+				}
+				var mu sync.Mutex
+				running, most := 0, 0
+				rec := &recorder{failN: map[string]int{"a1": 1}}
+				c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+					mu.Lock()
+					running++
+					most = max(most, running)
+					mu.Unlock()
+					time.Sleep(time.Second)
+					mu.Lock()
+					running--
+					mu.Unlock()
+					return rec.handle(ctx, m)
+				}, func(o *Options) { o.Concurrency = 4; o.OnFailure = ReleaseNow; o.StopOnFirstFailure = stopAll })
+				stop := started(t, c)
+				until(t, "4 handled", func() bool { return rec.count() == 4 })
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				// The first receive took all four: a1 failed, and with
+				// StopOnFirstFailure b1, a2 and b2 were given up unstarted.
+				wantFailed, wantMost := int64(2), 2
+				if stopAll {
+					wantFailed, wantMost = 4, 1
+				}
+				if s := c.Stats(); s.Failed != wantFailed || most != wantMost {
+					t.Fatalf("expect %d failures and %d handlers at once at most, got %+v, %d", wantFailed, wantMost, s, most)
+				}
+			})
+		})
+	}
 }
 
 // A five-minute handler on a queue with a 30 s visibility timeout: the
@@ -417,14 +466,22 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 	})
 }
 
+// At the shutdown timeout a running handler's ctx is cancelled with the
+// cause ErrShutdownTimeout, its message fails with it and is released.
 func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "stuck")
+		var cause, failure error
 		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
 			<-ctx.Done()
+			cause = context.Cause(ctx)
 			return ctx.Err()
-		}, func(o *Options) { o.ShutdownTimeout = 5 * time.Second; o.OnFailure = ReleaseNow })
+		}, func(o *Options) {
+			o.ShutdownTimeout = 5 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failure = err }
+		})
 		stop := started(t, c)
 		until(t, "the handler", func() bool { return c.Stats().Received == 1 })
 		began := time.Now()
@@ -433,6 +490,9 @@ func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
 		}
 		if took := time.Since(began); took < 5*time.Second || took > 6*time.Second {
 			t.Errorf("expect shutdown after the 5 s timeout, took %v", took)
+		}
+		if cause != ErrShutdownTimeout || !errors.Is(failure, ErrShutdownTimeout) {
+			t.Errorf("expect ErrShutdownTimeout as the ctx's cause and the failure, got %v, %v", cause, failure)
 		}
 		if v, _ := f.counts(t); v != 1 {
 			t.Fatalf("expect the cancelled message released, got %d visible", v)
@@ -592,6 +652,64 @@ func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Logs never carry a message's body or attribute values, whatever happens
+// to it: handled, failed, panicked, timed out, delete failed, redelivered.
+func TestConsumerLogsCarryNoBodies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		for i := range 5 {
+			in := &sqs.SendMessageInput{QueueUrl: aws.String(f.url), MessageBody: aws.String(fmt.Sprintf("SECRETBODY-%d", i)),
+				MessageAttributes: map[string]types.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("SECRETATTR")}}}
+			if _, err := f.client.SendMessage(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true}})
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			switch m.Body {
+			case "SECRETBODY-0":
+				return errors.New("boom")
+			case "SECRETBODY-1":
+				panic("bad state")
+			case "SECRETBODY-2":
+				<-ctx.Done() // HandlerTimeout
+				return ctx.Err()
+			case "SECRETBODY-3":
+				return RetryAfter(errors.New("later"), time.Minute)
+			}
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.HandlerTimeout = 15 * time.Second // past the visibility: extended
+			o.Logger = slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		})
+		stop := started(t, c)
+		time.Sleep(time.Minute)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if s := logs.String(); !strings.Contains(s, "message failed") || strings.Contains(s, "SECRET") {
+			t.Fatalf("expect failures logged without bodies or attribute values, got:\n%s", s)
+		}
+	})
+}
+
+// lockedWriter serialises a log's writes.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 func TestConsumerEndsOnMissingQueue(t *testing.T) {

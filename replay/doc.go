@@ -97,7 +97,10 @@
 // backoff.Capped and backoff.MaxAttempts pass the source through), so every
 // receive of a held message finds the same due time. The DLQ's retention
 // must outlast the longest delay, and the DLQ must not have a redrive
-// policy of its own (holds count as receives).
+// policy of its own: holds count as receives, so SQS would move a held
+// message on to the DLQ's own dead-letter queue at its next receive, out
+// of the replayer's reach. Nothing checks either for you (the Replayer's
+// API has no GetQueueAttributes): check them when you create the queues.
 //
 // # Delivery semantics
 //

@@ -364,6 +364,24 @@ func TestRunDoesNotSpinOnAZeroOrStoppedBackoff(t *testing.T) {
 	}
 }
 
+// Drain gives up after five receives in a row that failed in a retryable
+// way, and returns the error with what it did so far.
+func TestDrainGivesUpAfterFiveFailedReceives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "m", "", nil)
+		w.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage"}) // InternalFailure, every time
+		w.srv.ResetCalls()
+		rep, err := w.replayer(t, sequential()).Drain(context.Background())
+		if err == nil || rep.Replayed != 0 {
+			t.Fatalf("expect Drain to end with the receive's error, got %+v, %v", rep, err)
+		}
+		if n := w.srv.Calls().Op["ReceiveMessage"]; n != 5 {
+			t.Fatalf("expect five receives before Drain gives up, got %d", n)
+		}
+	})
+}
+
 // Defect 7b: configurations that loop are refused.
 func TestLoopingConfigurationsRefused(t *testing.T) {
 	api := sqsfake.New().Client()

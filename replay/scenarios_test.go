@@ -443,3 +443,73 @@ func TestTinyRateLimit(t *testing.T) {
 		}
 	})
 }
+
+// A batch in progress when Run's ctx ends is finished: its sends, deletes
+// and holds use a ctx that outlives Run's, so nothing sent is left
+// undeleted, and every message received is processed, with a RateLimit
+// too. Messages that waited in the pacer after their receive were dropped
+// at the end of Run, to come back only after their visibility timeout.
+func TestRunFinishesTheBatchInProgress(t *testing.T) {
+	for _, rate := range []float64{0, 1} {
+		t.Run(fmt.Sprint("RateLimit ", rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				for i := range 3 {
+					w.seedDLQ(t, fmt.Sprint(i), "", nil)
+				}
+				w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Latency: 5 * time.Second})
+				log := &receiveLog{API: w.api}
+				r, err := replay.New(log, w.dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+					o.RateLimit = rate
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- r.Run(ctx) }()
+				time.Sleep(500 * time.Millisecond) // the sends are on their way
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				onMain, taken := w.receiveAll(t, w.main), len(log.taken())
+				time.Sleep(time.Minute) // past the receive's visibility timeout
+				if inDLQ := w.receiveAll(t, w.dlq); taken == 0 || len(onMain) != taken || len(inDLQ) != 3-taken {
+					t.Fatalf("expect every message taken (%d) on main and deleted from the DLQ, got %d on main, %d in the DLQ", taken, len(onMain), len(inDLQ))
+				}
+			})
+		})
+	}
+}
+
+// Why the DLQ must not have a redrive policy of its own (the package doc;
+// nothing checks it, as the Replayer's API has no GetQueueAttributes):
+// holds count as receives, so SQS moves a message held until due on to the
+// DLQ's own dead-letter queue at its next receive, out of the replayer's
+// reach, instead of handing it over to be replayed.
+func TestDLQRedrivePolicyTakesHeldMessagesAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		lost := w.create(t, "dlq-of-dlq", nil)
+		if _, err := w.api.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(w.dlq), Attributes: map[string]string{
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:dlq-of-dlq","maxReceiveCount":1}`,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		w.seedDLQ(t, "m", "", nil)
+		r := w.replayer(t, func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} })
+		if rep := w.drain(t, r); rep.Held != 1 {
+			t.Fatalf("expect the message held for its hour, got %+v", rep)
+		}
+		time.Sleep(time.Hour + time.Minute)
+		if rep := w.drain(t, r); rep.Replayed != 0 {
+			t.Fatalf("expect nothing to replay, got %+v", rep)
+		}
+		if got := w.receiveAll(t, lost); len(got) != 1 {
+			t.Fatalf("expect the held message moved to the DLQ's own DLQ, got %d there", len(got))
+		}
+	})
+}
