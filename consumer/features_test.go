@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -565,6 +566,96 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	if d := std.failed("g", now, time.Second, time.Time{}); d != time.Second {
 		t.Fatalf("expect no change on standard queues, got %v", d)
 	}
+}
+
+// leaseOf fails the heartbeat's extensions of the messages it names (by
+// receipt handle), in a retryable way: their leases lapse while others'
+// hold.
+type leaseOf struct {
+	API
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (l *leaseOf) refuse(handle string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refused[handle] = true
+}
+
+func (l *leaseOf) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	l.mu.Lock()
+	pass := *in
+	pass.Entries = nil
+	var refused []types.BatchResultErrorEntry
+	for _, e := range in.Entries {
+		if l.refused[aws.ToString(e.ReceiptHandle)] {
+			refused = append(refused, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String("refused"), SenderFault: false})
+		} else {
+			pass.Entries = append(pass.Entries, e)
+		}
+	}
+	l.mu.Unlock()
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	if len(pass.Entries) > 0 {
+		var err error
+		if out, err = l.API.ChangeMessageVisibilityBatch(ctx, &pass, fns...); err != nil {
+			return nil, err
+		}
+	}
+	out.Failed = append(out.Failed, refused...)
+	return out, nil
+}
+
+// A BatchHandler's message whose lease was lost keeps its FIFO group-mates
+// later in the same call from being deleted, as a failure does: the lease
+// loss was decided after the hold-back rule ran on the handler's results,
+// so a later message the handler reported done was deleted while the lost
+// one came back, and the group's order broke.
+func TestNewBatchFIFOHoldsBackAfterALostLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs.fifo", nil)
+		f.send(t, "a", "a1", "a2")
+		api := &leaseOf{API: f.client, refused: map[string]bool{}}
+		var mu sync.Mutex
+		var firstDone []string
+		done := map[string]bool{}
+		calls := 0
+		c, err := NewBatch(api, f.url, func(_ context.Context, msgs []*Message) []error {
+			calls++
+			if calls == 1 {
+				time.Sleep(15 * time.Second) // past a1's 10 s visibility, which is not extended
+			}
+			return make([]error, len(msgs))
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Received = func(_ context.Context, m *Message) {
+				if m.Body == "a1" && m.ReceiveCount() == 1 {
+					api.refuse(m.ReceiptHandle)
+				}
+			}
+			o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !done[m.Body] {
+					done[m.Body] = true
+					firstDone = append(firstDone, m.Body)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		until(t, "2 deletes", func() bool { return c.Stats().Deleted == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); !slices.Equal(firstDone, []string{"a1", "a2"}) || s.LeaseLost != 1 {
+			t.Fatalf("expect a1's lease lost, a2 held back, then both handled in order, got %v, %+v", firstDone, s)
+		}
+	})
 }
 
 // stuckAttributes never answers GetQueueAttributes before its ctx ends.

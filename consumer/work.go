@@ -162,8 +162,19 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 		r.set.plug()
 		defer r.set.unplug()
 	}
+	// On FIFO a message that ends up failed here — its lease lost while the
+	// call ran, though the handler reported it done — holds back its later
+	// group-mates as a handler's failure does (callBatch), so none of them
+	// is deleted ahead of it.
+	failedGroups, anyFailed := map[string]bool{}, false
 	for i, t := range unit {
-		r.finish(t, errs[i], took, true)
+		err := errs[i]
+		if err == nil && r.c.fifo && (failedGroups[t.group] || r.o.StopOnFirstFailure && anyFailed) {
+			err = fmt.Errorf("%w: an earlier message of its group lost its lease", ErrHeldBack)
+		}
+		if !r.finish(t, err, took, true) {
+			failedGroups[t.group], anyFailed = true, true
+		}
 	}
 }
 
@@ -251,13 +262,13 @@ func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
 // failure of the handler (ran) is released per the failure policy; a
 // message never handled (!ran) is released at once; a lost lease is left
 // alone. The sequencer then starts what may start and gives up what may
-// not.
-func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
+// not. It reports whether the message was queued for delete.
+func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (deleting bool) {
 	now := time.Now()
 	r.mu.Lock()
 	if t.settled {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	t.settled = true
 	wasRunning := t.state == stateRunning
@@ -344,6 +355,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	if r.busy.Load() == 0 {
 		r.set.kick() // nothing else can join a partial delete batch soon
 	}
+	return err == nil
 }
 
 // failureDelay is when a failed message received receives times should be
