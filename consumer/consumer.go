@@ -63,7 +63,8 @@ var ErrRunning = errors.New("consumer: already running")
 // New returns a Consumer that runs h for each message of queueURL. FIFO is
 // recognised by the .fifo suffix. Invalid options (a nil or typed-nil
 // client, an empty URL, a nil handler, an option out of range) return an
-// error matching ErrConfig; nothing is started until Run.
+// error matching ErrConfig; a nil option function is skipped. Nothing is
+// started until Run.
 func New(client API, queueURL string, h Handler, optFns ...func(*Options)) (*Consumer, error) {
 	if h == nil {
 		return nil, configError("nil Handler")
@@ -95,7 +96,9 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 	}
 	var o Options
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if err := resolve(&o); err != nil {
 		return nil, err

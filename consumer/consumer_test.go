@@ -1,12 +1,16 @@
 package consumer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -201,6 +206,52 @@ func TestConsumerFIFOOrderUnderFailures(t *testing.T) {
 	})
 }
 
+// StopOnFirstFailure: the whole FIFO receive is one sequence, handled one
+// message at a time in arrival order, and a failure gives up every message
+// after it, whatever its group (without it, only the failed group stops and
+// groups run in parallel).
+func TestConsumerFIFOStopOnFirstFailure(t *testing.T) {
+	for _, stopAll := range []bool{true, false} {
+		t.Run(fmt.Sprint("StopOnFirstFailure ", stopAll), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs.fifo", nil)
+				for _, gb := range []string{"a:a1", "b:b1", "a:a2", "b:b2"} {
+					g, b, _ := strings.Cut(gb, ":")
+					f.send(t, g, b)
+				}
+				var mu sync.Mutex
+				running, most := 0, 0
+				rec := &recorder{failN: map[string]int{"a1": 1}}
+				c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+					mu.Lock()
+					running++
+					most = max(most, running)
+					mu.Unlock()
+					time.Sleep(time.Second)
+					mu.Lock()
+					running--
+					mu.Unlock()
+					return rec.handle(ctx, m)
+				}, func(o *Options) { o.Concurrency = 4; o.OnFailure = ReleaseNow; o.StopOnFirstFailure = stopAll })
+				stop := started(t, c)
+				until(t, "4 handled", func() bool { return rec.count() == 4 })
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				// The first receive took all four: a1 failed, and with
+				// StopOnFirstFailure b1, a2 and b2 were given up unstarted.
+				wantFailed, wantMost := int64(2), 2
+				if stopAll {
+					wantFailed, wantMost = 4, 1
+				}
+				if s := c.Stats(); s.Failed != wantFailed || most != wantMost {
+					t.Fatalf("expect %d failures and %d handlers at once at most, got %+v, %d", wantFailed, wantMost, s, most)
+				}
+			})
+		})
+	}
+}
+
 // A five-minute handler on a queue with a 30 s visibility timeout: the
 // heartbeat keeps the message invisible, so nobody else receives it, and it
 // is received once and deleted.
@@ -269,6 +320,107 @@ func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
 	})
 }
 
+// A delete whose answer comes back after the message's visibility lapsed
+// may have landed after SQS delivered the message elsewhere, where on a
+// standard queue it succeeds without deleting: it is reported as a lost
+// lease (DeleteFailed with ErrLeaseLost), never as Deleted. The lapse was
+// checked only when the call was built, so the consumer reported Deleted
+// while another consumer held the message and SQS still had it.
+func TestConsumerDeleteAnsweredAfterTheLapseIsNotDeleted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		var mu sync.Mutex
+		var events []string
+		note := func(s string) { mu.Lock(); events = append(events, s); mu.Unlock() }
+		var deleteFailure error
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(9 * time.Second)
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.Concurrency, o.MaxInFlight = 1, 1 // its own receives do not race the other consumer
+			o.Hooks.LeaseLost = func(context.Context, *Message, error) { note("lease lost") }
+			o.Hooks.Deleted = func(context.Context, *Message) { note("deleted") }
+			o.Hooks.DeleteFailed = func(_ context.Context, _ *Message, err error) { note("delete failed"); deleteFailure = err }
+		})
+		// The heartbeat's extensions are throttled; the delete is slow.
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrThrottled})
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Latency: 2 * time.Second})
+		stop := started(t, c)
+		// Another consumer of the queue (a second service instance) polls.
+		time.Sleep(10*time.Second + 500*time.Millisecond)
+		out, err := f.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(f.url), VisibilityTimeout: 60})
+		if err != nil || len(out.Messages) != 1 {
+			t.Fatalf("expect the other consumer to get the message, got %v, %v", out, err)
+		}
+		time.Sleep(5 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 0 || s.DeleteFailed != 1 || s.LeaseLost != 1 || !errors.Is(deleteFailure, ErrLeaseLost) {
+			t.Fatalf("expect the delete reported failed with ErrLeaseLost, got %+v, %v (events %v)", s, deleteFailure, events)
+		}
+		if _, inFlight := f.counts(t); inFlight != 1 {
+			t.Fatalf("expect SQS to keep the message the other consumer holds, got %d in flight", inFlight)
+		}
+	})
+}
+
+// An extension that fails because the message's delete, in flight, got
+// there first (its handle is no longer valid) is not a lost lease: the
+// delete's answer decides. One message must never be reported both lost
+// and deleted, nor lost when it was deleted.
+func TestConsumerExtensionRacingTheDeleteIsNoLostLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(6500 * time.Millisecond) // the next beat, at 6.67 s, extends it
+			return nil
+		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Latency: time.Second})
+		began := time.Now()
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true},
+			Match: func(string, any) bool { return time.Since(began) > 6*time.Second }}) // while the delete is on its way
+		stop := started(t, c)
+		until(t, "the delete", func() bool { s := c.Stats(); return s.Deleted+s.DeleteFailed > 0 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 1 || s.LeaseLost != 0 {
+			t.Fatalf("expect the message deleted and no lease lost, got %+v", s)
+		}
+		if v, fl := f.counts(t); v+fl != 0 {
+			t.Fatalf("expect the queue empty, got %d visible, %d in flight", v, fl)
+		}
+	})
+}
+
+// A delete is never sent once the message's visibility has lapsed, nor so
+// close to the lapse that the call would land after it: the message is
+// reported as a lost lease and left to come back.
+func TestConsumerNoDeleteAfterTheLapse(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(context.Context, *Message) error {
+			time.Sleep(10*time.Second - 100*time.Millisecond)
+			return nil
+		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
+		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrThrottled})
+		stop := started(t, c)
+		until(t, "the outcome", func() bool { s := c.Stats(); return s.Deleted+s.DeleteFailed+s.LeaseLost > 0 })
+		time.Sleep(time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s, n := c.Stats(), f.srv.Calls().Op["DeleteMessageBatch"]; n != 0 || s.Deleted != 0 || s.LeaseLost == 0 || s.LeaseLost != s.Handled {
+			t.Fatalf("expect no delete sent and the lease lost, got %d delete calls, %+v", n, s)
+		}
+	})
+}
+
 // Shutdown with a handler running, deletes buffered and messages not
 // started: the running one finishes and is deleted, the buffered deletes are
 // flushed, the unstarted ones are made visible at once. Nothing is lost and
@@ -314,14 +466,22 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 	})
 }
 
+// At the shutdown timeout a running handler's ctx is cancelled with the
+// cause ErrShutdownTimeout, its message fails with it and is released.
 func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "stuck")
+		var cause, failure error
 		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
 			<-ctx.Done()
+			cause = context.Cause(ctx)
 			return ctx.Err()
-		}, func(o *Options) { o.ShutdownTimeout = 5 * time.Second; o.OnFailure = ReleaseNow })
+		}, func(o *Options) {
+			o.ShutdownTimeout = 5 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failure = err }
+		})
 		stop := started(t, c)
 		until(t, "the handler", func() bool { return c.Stats().Received == 1 })
 		began := time.Now()
@@ -330,6 +490,9 @@ func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
 		}
 		if took := time.Since(began); took < 5*time.Second || took > 6*time.Second {
 			t.Errorf("expect shutdown after the 5 s timeout, took %v", took)
+		}
+		if cause != ErrShutdownTimeout || !errors.Is(failure, ErrShutdownTimeout) {
+			t.Errorf("expect ErrShutdownTimeout as the ctx's cause and the failure, got %v, %v", cause, failure)
 		}
 		if v, _ := f.counts(t); v != 1 {
 			t.Fatalf("expect the cancelled message released, got %d visible", v)
@@ -363,6 +526,192 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 	})
 }
 
+// nilDerefError is the classic broken error: a handler declares
+// `var err *nilDerefError` and returns it, a non-nil interface holding a nil
+// pointer whose Error dereferences it.
+type nilDerefError struct{ msg string }
+
+func (e *nilDerefError) Error() string { return e.msg }
+
+// nilUnwrapError prints as a nil pointer, but its Unwrap dereferences it:
+// errors.Is and errors.As panic on it.
+type nilUnwrapError struct{ err error }
+
+func (e *nilUnwrapError) Error() string { return "wrapped" }
+func (e *nilUnwrapError) Unwrap() error { return e.err }
+
+// A handler error the consumer cannot read (its Error or Unwrap panics, as
+// a typed nil's often does) is the message's failure, as a panic is: the
+// consumer read it on a worker goroutine, to log and classify it, and
+// crashed the process.
+func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
+	for name, broken := range map[string]error{
+		"typed nil, Error panics":  (*nilDerefError)(nil),
+		"typed nil, Unwrap panics": (*nilUnwrapError)(nil),
+	} {
+		for _, batch := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, batch %v", name, batch), func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					f := newQueue(t, "jobs", nil)
+					f.send(t, "", "a")
+					var failures []error
+					opts := func(o *Options) {
+						o.VisibilityTimeout = 30 * time.Second
+						o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+					}
+					var c *Consumer
+					var err error
+					if batch {
+						c, err = NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return []error{broken} }, opts)
+					} else {
+						c, err = New(f.client, f.url, func(context.Context, *Message) error { return broken }, opts)
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					stop := started(t, c)
+					until(t, "the failure", func() bool { return c.Stats().Failed == 1 })
+					if err := stop(); err != nil {
+						t.Fatal(err)
+					}
+					var p *PanicError
+					if len(failures) != 1 || !errors.As(failures[0], &p) || c.Stats().Deleted != 0 {
+						t.Fatalf("expect one PanicError and nothing deleted, got %v, %+v", failures, c.Stats())
+					}
+				})
+			})
+		}
+	}
+}
+
+// A handler may write to the Message it gets: the consumer keeps its own
+// id, group, receive count and receipt handle. It read the handler's copy
+// after the handler returned, so a handler that rewrote m.ID left a phantom
+// held message (its place never freed: with MaxInFlight 1 the consumer
+// stopped receiving), and one that deleted MessageGroupId left its FIFO
+// group running for good, the group's next message never started.
+func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
+	for _, c := range []struct {
+		name, queue string
+		batch       bool
+		mutate      func(m *Message)
+	}{
+		{"id", "jobs", false, func(m *Message) { m.ID = "seen:" + m.ID; m.ReceiptHandle = "" }},
+		{"id, batch", "jobs", true, func(m *Message) { m.ID = "seen:" + m.ID }},
+		{"group", "jobs.fifo", false, func(m *Message) { delete(m.Attributes, "MessageGroupId") }},
+		{"group, batch", "jobs.fifo", true, func(m *Message) { m.Attributes = nil }},
+		{"receive count", "jobs", false, func(m *Message) { m.Attributes["ApproximateReceiveCount"] = "999999999" }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, c.queue, nil)
+				f.send(t, "g", "1", "2", "3")
+				opts := func(o *Options) {
+					o.VisibilityTimeout = 30 * time.Second
+					o.Concurrency, o.MaxInFlight = 1, 1
+					o.RedeliveryBackoff = backoff.Exponential{Base: time.Second, Cap: 12 * time.Hour}
+				}
+				var calls int
+				h := func(_ context.Context, m *Message) error {
+					calls++
+					first := m.ReceiveCount() == 1
+					c.mutate(m)
+					if first && m.Body == "1" {
+						return errors.New("once") // comes back after the backoff's 1 s, not after a capped huge delay
+					}
+					return nil
+				}
+				var cons *Consumer
+				var err error
+				if c.batch {
+					cons, err = NewBatch(f.client, f.url, func(ctx context.Context, msgs []*Message) []error {
+						errs := make([]error, len(msgs))
+						for i, m := range msgs {
+							errs[i] = h(ctx, m)
+						}
+						return errs
+					}, opts)
+				} else {
+					cons, err = New(f.client, f.url, h, opts)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				stop := started(t, cons)
+				deadline := time.Now().Add(10 * time.Minute)
+				for cons.Stats().Deleted < 3 && time.Now().Before(deadline) {
+					time.Sleep(time.Second)
+				}
+				s := cons.Stats()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				if s.Deleted != 3 || s.InFlight != 0 || calls != 4 {
+					t.Fatalf("after 10 min: %+v, %d handler calls; expect 3 deleted after 4 calls, nothing held", s, calls)
+				}
+			})
+		})
+	}
+}
+
+// Logs never carry a message's body or attribute values, whatever happens
+// to it: handled, failed, panicked, timed out, delete failed, redelivered.
+func TestConsumerLogsCarryNoBodies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		for i := range 5 {
+			in := &sqs.SendMessageInput{QueueUrl: aws.String(f.url), MessageBody: aws.String(fmt.Sprintf("SECRETBODY-%d", i)),
+				MessageAttributes: map[string]types.MessageAttributeValue{"k": {DataType: aws.String("String"), StringValue: aws.String("SECRETATTR")}}}
+			if _, err := f.client.SendMessage(context.Background(), in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true}})
+		var logs bytes.Buffer
+		var mu sync.Mutex
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			switch m.Body {
+			case "SECRETBODY-0":
+				return errors.New("boom")
+			case "SECRETBODY-1":
+				panic("bad state")
+			case "SECRETBODY-2":
+				<-ctx.Done() // HandlerTimeout
+				return ctx.Err()
+			case "SECRETBODY-3":
+				return RetryAfter(errors.New("later"), time.Minute)
+			}
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.HandlerTimeout = 15 * time.Second // past the visibility: extended
+			o.Logger = slog.New(slog.NewJSONHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		})
+		stop := started(t, c)
+		time.Sleep(time.Minute)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if s := logs.String(); !strings.Contains(s, "message failed") || strings.Contains(s, "SECRET") {
+			t.Fatalf("expect failures logged without bodies or attribute values, got:\n%s", s)
+		}
+	})
+}
+
+// lockedWriter serialises a log's writes.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 func TestConsumerEndsOnMissingQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
@@ -376,6 +725,45 @@ func TestConsumerEndsOnMissingQueue(t *testing.T) {
 			t.Fatalf("expect Run to end with QueueDoesNotExist, got %v", err)
 		}
 	})
+}
+
+// A delete or visibility change that fails for good (access denied, the
+// queue gone) ends Run with that error, as a receive's does: the consumer
+// cannot do its job, and handling messages it can never delete would only
+// repeat their side effects until they reach the dead-letter queue. Run
+// went on, every message handled again and again, never deleted.
+func TestConsumerEndsWhenSettlingIsDenied(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized to perform sqs:DeleteMessage", Fault: smithy.FaultClient}
+	for _, c := range []struct {
+		op   string
+		fail bool // the handler fails: its release is what is denied
+	}{{"DeleteMessageBatch", false}, {"ChangeMessageVisibilityBatch", true}} {
+		t.Run(c.op, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs", nil)
+				f.send(t, "", "a")
+				f.srv.Inject(sqsfake.Fault{Op: c.op, Err: denied})
+				cons := newConsumer(t, f, func(context.Context, *Message) error {
+					if c.fail {
+						return errors.New("boom")
+					}
+					return nil
+				}, func(o *Options) { o.VisibilityTimeout = 30 * time.Second; o.OnFailure = ReleaseNow })
+				done := make(chan error, 1)
+				go func() { done <- cons.Run(context.Background()) }()
+				var err error
+				select {
+				case err = <-done:
+				case <-time.After(time.Hour):
+					t.Fatal("expect Run to end when settling is denied; it went on for an hour")
+				}
+				var apiErr smithy.APIError
+				if !errors.As(err, &apiErr) || apiErr.ErrorCode() != "AccessDenied" || cons.Stats().Received != 1 {
+					t.Fatalf("expect Run to end with AccessDenied after one message, got %v, %+v", err, cons.Stats())
+				}
+			})
+		})
+	}
 }
 
 func TestConsumerBacksOffOnReceiveErrors(t *testing.T) {
@@ -422,6 +810,40 @@ func TestConsumerRedeliveryWhileHandling(t *testing.T) {
 		time.Sleep(10 * time.Minute)
 		if v, fl := f.counts(t); v+fl != 0 {
 			t.Fatalf("expect the message deleted with its newest handle, got %d visible, %d in flight", v, fl)
+		}
+	})
+}
+
+// A release asks SQS for at most 12 h minus the time since the message's
+// receive (SQS's cap, counted from the receive, refuses more): RetryAfter's
+// documented 12 h, after a handler that took 2 s, holds the message for
+// almost 12 h. The consumer clamped to MaxExtension only; SQS refused the
+// release, and the message came back after its 30 s visibility timeout.
+func TestConsumerReleaseClampedToTwelveHoursFromTheReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		var calls atomic.Int64
+		var released time.Duration
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			if calls.Add(1) == 1 {
+				time.Sleep(2 * time.Second)
+				return RetryAfter(errors.New("downstream closed until tomorrow"), 12*time.Hour)
+			}
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 30 * time.Second
+			o.Hooks.Released = func(_ context.Context, _ *Message, d time.Duration) { released = d }
+		})
+		stop := started(t, c)
+		until(t, "the failure", func() bool { return c.Stats().Failed == 1 })
+		time.Sleep(10 * time.Minute)
+		n := calls.Load()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 || released < 12*time.Hour-time.Minute || released > 12*time.Hour-2*time.Second {
+			t.Fatalf("expect one call and a release of almost 12 h, got %d calls, released %v", n, released)
 		}
 	})
 }
@@ -492,6 +914,70 @@ func TestConsumerRetriesFailedDeleteEntries(t *testing.T) {
 	})
 }
 
+// blankAnswers answers DeleteMessageBatch and ChangeMessageVisibilityBatch
+// with 200 and an empty body while on, as a proxy or gateway that swallows
+// the call might (the SDK decodes no entry in Successful, none in Failed):
+// nothing reaches SQS.
+type blankAnswers struct {
+	API
+	on atomic.Bool
+}
+
+func (b *blankAnswers) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if b.on.Load() {
+		return &sqs.DeleteMessageBatchOutput{}, nil
+	}
+	return b.API.DeleteMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if b.on.Load() {
+		return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+	}
+	return b.API.ChangeMessageVisibilityBatch(ctx, in, fns...)
+}
+
+// An entry of a batch answer in neither Successful nor Failed is
+// unconfirmed (package fifo's rule): a delete is retried and, if never
+// confirmed, reported failed; an extension does not extend the lease (SQS
+// delivers the message again, here to this consumer, which takes the new
+// handle); a release is not reported done. Such an answer was read as success for
+// every entry: Deleted for messages still in the queue, and a lease
+// believed extended, so a later delete went out after it had lapsed.
+func TestConsumerUnconfirmedBatchEntries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "slow", "fails")
+		api := &blankAnswers{API: f.client}
+		api.on.Store(true)
+		c, err := New(api, f.url, func(_ context.Context, m *Message) error {
+			if m.Body == "fails" {
+				return errors.New("boom")
+			}
+			time.Sleep(15 * time.Second) // past the 10 s visibility: needs an extension
+			return nil
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.OnFailure = ReleaseNow
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		time.Sleep(30 * time.Second)
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		if s.Deleted != 0 || s.Extended != 0 || s.Released != 0 {
+			t.Fatalf("expect nothing reported deleted, extended or released, got %+v", s)
+		}
+		if s.DeleteFailed == 0 || s.DeleteFailed != s.Handled {
+			t.Fatalf("expect each handled message's delete reported failed, got %+v", s)
+		}
+	})
+}
+
 func TestConsumerOptions(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
 	h := func(context.Context, *Message) error { return nil }
@@ -518,6 +1004,21 @@ func TestConsumerOptions(t *testing.T) {
 	}
 	if _, err := New(f.client, f.url, nil); !errors.Is(err, ErrConfig) {
 		t.Error("expect a nil handler to be refused")
+	}
+}
+
+// A nil option function (what `var opt func(*Options)` leaves when a
+// condition did not set it) is skipped, as handler.Chain skips a nil
+// middleware: it made New and NewBatch panic.
+func TestNilOptionFuncIsSkipped(t *testing.T) {
+	f := newQueue(t, "jobs", nil)
+	var unset func(*Options)
+	c, err := New(f.client, f.url, func(context.Context, *Message) error { return nil }, unset, func(o *Options) { o.Concurrency = 3 })
+	if err != nil || c.opts.Concurrency != 3 {
+		t.Fatalf("expect the nil option skipped and the next applied, got %v", err)
+	}
+	if _, err := NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return nil }, unset); err != nil {
+		t.Fatalf("expect the nil option skipped, got %v", err)
 	}
 }
 

@@ -22,7 +22,11 @@
 // still held here (its visibility lapsed) is not handled again; the held
 // copy takes the newest receipt handle, so the delete that follows really
 // deletes. A delete is never sent for a message whose visibility has
-// lapsed: on a standard queue SQS would answer success without deleting.
+// lapsed, or lapses within 250 ms (the call's transit): on a standard
+// queue SQS would answer success without deleting. A delete whose answer
+// comes back after the lapse (an SDK retry, a slow link) may have landed
+// after SQS delivered the message elsewhere: it is reported as a lost lease
+// (DeleteFailed with ErrLeaseLost), never as Deleted.
 //
 // # What a handler's failure does
 //
@@ -34,7 +38,9 @@
 //     count, with ReleaseNow at once, with LeaveToTimeout when its
 //     visibility timeout ends; RetryAfter in the error sets the delay for
 //     one message;
-//   - a panic is a failure (*PanicError, with the stack in the log);
+//   - a panic is a failure (*PanicError, with the stack in the log), and so
+//     is an error the consumer cannot read: one whose Error, Unwrap, Is or
+//     As method panics, as a typed nil *T returned as an error often does;
 //   - runtime.Goexit (what t.FailNow does) is a failure (ErrHandlerExited);
 //     the worker it ended is replaced;
 //   - a handler still running after HandlerTimeout (default 15 min) has its
@@ -101,9 +107,14 @@
 // extensions go in batches of up to ten with up to DeleteConcurrency calls
 // in flight; a full delete batch goes at once, a partial one after
 // DeleteLinger or as soon as no message is waiting or running; a failed
-// entry is retried by a timer, so no call waits behind another. Receive
-// errors back off with ReceiveBackoff; a queue that does not exist or denies
-// access ends Run with that error.
+// entry is retried by a timer, so no call waits behind another. An entry
+// an answer lists in neither Successful nor Failed is unconfirmed, as if
+// lost in transit: retried, never reported deleted, released or extended.
+// Receive errors back off with ReceiveBackoff. A queue that does not exist
+// or denies access, to a receive, a delete or a visibility change, ends
+// Run with that error (after the usual shutdown): a consumer that cannot
+// delete would handle the same messages again and again until they reach
+// the dead-letter queue.
 //
 // Throughput. A message is held for at least two round trips (its receive
 // and its delete), so messages/s ≤ MaxInFlight ÷ hold time, and each call
@@ -121,17 +132,23 @@
 // running or awaiting delete — is extended by a heartbeat before it lapses,
 // up to MaxExtension (12 h); if an extension fails for good or the cap is
 // reached, the handler's ctx is cancelled, the message is reported as lease
-// lost and it is neither deleted nor released.
+// lost and it is neither deleted nor released. A message awaiting its
+// delete loses its lease only when its visibility lapses: its delete, in
+// flight, may be what made an extension fail.
 //
 // Shutdown. When Run's ctx is done, the consumer stops receiving, releases
 // every message not yet started at once (visible now, in batches), lets
 // running handlers finish for up to ShutdownTimeout while extending their
 // visibility, then cancels the rest (ErrShutdownTimeout) and releases their
 // messages, flushes deletes and releases, and returns: after every goroutine
-// it started has ended, except a handler that ignores its cancelled ctx for
-// more than a second, which is left to return on its own. Messages that a
-// receive cancelled by shutdown had already taken come back after their
-// visibility timeout.
+// and timer it started has ended, except a handler that ignores its
+// cancelled ctx for more than a second, which is left to return on its own.
+// Run returns at most ShutdownTimeout + 1 s after its ctx is done, whatever
+// handlers and SQS calls do: a delete, release or extension still
+// unanswered then is given up (the client must honour ctx, as the SDK's
+// does) and its message comes back after its visibility timeout. Messages
+// that a receive cancelled by shutdown had already taken come back after
+// their visibility timeout too.
 //
 // # Middleware
 //

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
@@ -348,6 +349,86 @@ func TestShutdownDoesNotWaitForADeafHandler(t *testing.T) {
 	})
 }
 
+// Run returns at most ShutdownTimeout + 1 s after its ctx is done whatever
+// SQS calls hang: a delete, a release or a heartbeat extension that never
+// answers is given up at that bound (its message comes back), and nothing
+// Run started outlives it. The settle calls ran on a ctx nothing cancelled
+// until Run returned, so one hung call held Run for as long as it hung.
+func TestShutdownBoundedWhenACallHangs(t *testing.T) {
+	for _, c := range []struct {
+		name, op string
+		fail     bool // the handler fails: its release hangs
+		slow     bool // the handler outlives the shutdown timeout
+	}{
+		{"delete", "DeleteMessageBatch", false, false},
+		{"release", "ChangeMessageVisibilityBatch", true, false},
+		{"extension", "ChangeMessageVisibilityBatch", false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := newQueue(t, "jobs", nil)
+				f.send(t, "", "a")
+				cons := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+					if c.slow {
+						<-ctx.Done()
+					}
+					if c.fail {
+						return errors.New("boom")
+					}
+					return nil
+				}, func(o *Options) {
+					o.VisibilityTimeout = 30 * time.Second
+					o.ShutdownTimeout = 5 * time.Second
+					o.OnFailure = ReleaseNow
+				})
+				f.srv.Inject(sqsfake.Fault{Op: c.op, Latency: 24 * time.Hour}) // honours ctx, as the SDK does
+				stop := started(t, cons)
+				time.Sleep(11 * time.Second) // the call is on its way (a beat at 10 s for the extension)
+				began := time.Now()
+				if err := stop(); err != nil {
+					t.Fatal(err)
+				}
+				if took := time.Since(began); took > 6*time.Second {
+					t.Fatalf("expect Run back within ShutdownTimeout (5 s) + 1 s, took %v", took)
+				}
+				if s := cons.Stats(); s.InFlight != 0 {
+					t.Fatalf("expect nothing held after Run returned, got %+v", s)
+				}
+			})
+		})
+	}
+}
+
+// A HandlerTimeout that fires while Run shuts down releases its message
+// before Run returns. Its timer was never joined: its release could be
+// queued after the settler had drained, and was sent after Run returned on
+// a cancelled ctx, so InFlight stayed 1 and the message came back only after
+// its visibility timeout.
+func TestHandlerTimeoutDuringShutdownIsJoined(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a")
+		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}, func(o *Options) {
+			o.VisibilityTimeout = 30 * time.Second
+			o.HandlerTimeout = 2 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Failed = func(context.Context, *Message, error) { time.Sleep(time.Millisecond) } // a hook that writes a metric
+		})
+		stop := started(t, c)
+		time.Sleep(time.Second)
+		if err := stop(); err != nil { // the handler times out at 2 s, during the shutdown
+			t.Fatal(err)
+		}
+		s := c.Stats()
+		if visible, _ := f.counts(t); s.InFlight != 0 || s.Released != 1 || visible != 1 {
+			t.Fatalf("expect the timed-out message released before Run returned, got %+v, %d visible", s, visible)
+		}
+	})
+}
+
 func TestNewBatchHandsEachReceiveToTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
@@ -480,7 +561,7 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	if n, _ := g.size(1, now.Add(22*time.Second), 10, 20*time.Second); n != 1 {
 		t.Fatalf("expect one message per receive while the head is due, got %d", n)
 	}
-	g.received(1, []*inflight{{msg: &Message{Attributes: map[string]string{"MessageGroupId": "g"}}}})
+	g.received(1, []*inflight{{group: "g"}})
 	if n, w := g.size(1, now.Add(23*time.Second), 10, 20*time.Second); n != 10 || w != busyWait {
 		t.Fatalf("expect full receives, with the busy wait, once the head is back, got %d, %v", n, w)
 	}
@@ -488,6 +569,96 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	if d := std.failed("g", now, time.Second, time.Time{}); d != time.Second {
 		t.Fatalf("expect no change on standard queues, got %v", d)
 	}
+}
+
+// leaseOf fails the heartbeat's extensions of the messages it names (by
+// receipt handle), in a retryable way: their leases lapse while others'
+// hold.
+type leaseOf struct {
+	API
+	mu      sync.Mutex
+	refused map[string]bool
+}
+
+func (l *leaseOf) refuse(handle string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refused[handle] = true
+}
+
+func (l *leaseOf) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	l.mu.Lock()
+	pass := *in
+	pass.Entries = nil
+	var refused []types.BatchResultErrorEntry
+	for _, e := range in.Entries {
+		if l.refused[aws.ToString(e.ReceiptHandle)] {
+			refused = append(refused, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String("refused"), SenderFault: false})
+		} else {
+			pass.Entries = append(pass.Entries, e)
+		}
+	}
+	l.mu.Unlock()
+	out := &sqs.ChangeMessageVisibilityBatchOutput{}
+	if len(pass.Entries) > 0 {
+		var err error
+		if out, err = l.API.ChangeMessageVisibilityBatch(ctx, &pass, fns...); err != nil {
+			return nil, err
+		}
+	}
+	out.Failed = append(out.Failed, refused...)
+	return out, nil
+}
+
+// A BatchHandler's message whose lease was lost keeps its FIFO group-mates
+// later in the same call from being deleted, as a failure does: the lease
+// loss was decided after the hold-back rule ran on the handler's results,
+// so a later message the handler reported done was deleted while the lost
+// one came back, and the group's order broke.
+func TestNewBatchFIFOHoldsBackAfterALostLease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs.fifo", nil)
+		f.send(t, "a", "a1", "a2")
+		api := &leaseOf{API: f.client, refused: map[string]bool{}}
+		var mu sync.Mutex
+		var firstDone []string
+		done := map[string]bool{}
+		calls := 0
+		c, err := NewBatch(api, f.url, func(_ context.Context, msgs []*Message) []error {
+			calls++
+			if calls == 1 {
+				time.Sleep(15 * time.Second) // past a1's 10 s visibility, which is not extended
+			}
+			return make([]error, len(msgs))
+		}, func(o *Options) {
+			o.VisibilityTimeout = 10 * time.Second
+			o.OnFailure = ReleaseNow
+			o.Hooks.Received = func(_ context.Context, m *Message) {
+				if m.Body == "a1" && m.ReceiveCount() == 1 {
+					api.refuse(m.ReceiptHandle)
+				}
+			}
+			o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+				mu.Lock()
+				defer mu.Unlock()
+				if !done[m.Body] {
+					done[m.Body] = true
+					firstDone = append(firstDone, m.Body)
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		until(t, "2 deletes", func() bool { return c.Stats().Deleted == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); !slices.Equal(firstDone, []string{"a1", "a2"}) || s.LeaseLost != 1 {
+			t.Fatalf("expect a1's lease lost, a2 held back, then both handled in order, got %v, %+v", firstDone, s)
+		}
+	})
 }
 
 // stuckAttributes never answers GetQueueAttributes before its ctx ends.

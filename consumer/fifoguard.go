@@ -107,7 +107,7 @@ func (g *fifoGuard) received(idx int, fresh []*inflight) {
 	g.until[idx] = time.Time{}
 	g.busy = len(fresh) > 0
 	for _, t := range fresh {
-		delete(g.suspects, t.msg.GroupID())
+		delete(g.suspects, t.group)
 	}
 }
 

@@ -48,7 +48,9 @@ func JSON[T any](fn func(ctx context.Context, v T, m *Message) error) Handler {
 }
 
 // RetryAfter wraps err so the message becomes visible again after d (0 to
-// 12 hours), overriding the failure policy for this message.
+// 12 hours), overriding the failure policy for this message. SQS keeps a
+// message invisible at most 12 h from its receive: the consumer asks for no
+// more than that (and MaxExtension) allows.
 func RetryAfter(err error, d time.Duration) error { return handler.RetryAfter(err, d) }
 
 func retryDelay(err error) (time.Duration, bool) {

@@ -30,7 +30,8 @@ func (r *run) heartbeat(stop <-chan struct{}) {
 // extend asks to renew messages with less than VisibilityTimeout −
 // HeartbeatInterval left, by VisibilityTimeout or up to the extension cap,
 // in batches through the settler. A message that cannot be renewed and
-// would lapse before the next beat loses its lease.
+// would lapse before the next beat loses its lease, unless it awaits its
+// delete, which may still land in time (its answer decides).
 func (r *run) extend(now time.Time) {
 	o := r.o
 	var due []visChange
@@ -47,9 +48,9 @@ func (r *run) extend(now time.Time) {
 		if left > o.VisibilityTimeout-o.HeartbeatInterval {
 			continue
 		}
-		next := min(o.VisibilityTimeout, t.received.Add(o.MaxExtension).Sub(now)).Truncate(time.Second)
+		next := min(o.VisibilityTimeout, t.received.Add(o.MaxExtension).Sub(now), maxVisibility(t, now)).Truncate(time.Second)
 		if next <= left {
-			if left <= o.HeartbeatInterval {
+			if left <= o.HeartbeatInterval && t.state != stateDeleting {
 				r.loseLocked(t, fmt.Errorf("%w: the extension cap of %v is reached", ErrLeaseLost, o.MaxExtension))
 			}
 			continue
@@ -67,8 +68,10 @@ func (r *run) extend(now time.Time) {
 
 // extended ends an extension sent at sent with handle: on success the
 // message is visible until sent + the seconds asked; a failure with sender
-// fault for the handle still in use loses the lease; other failures are
-// retried at the next beat, well before the lapse.
+// fault for the handle still in use loses the lease, unless the message
+// awaits its delete (which may have made the handle invalid: its answer
+// decides); other failures are retried at the next beat, well before the
+// lapse.
 func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
 	t := c.t
 	r.mu.Lock()
@@ -81,7 +84,7 @@ func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
 			t.visibleUntil = until
 		}
 		r.obs.extended(t, time.Duration(c.seconds)*time.Second)
-	case errors.As(err, &entry) && entry.senderFault && handle == t.handle:
+	case errors.As(err, &entry) && entry.senderFault && handle == t.handle && t.state != stateDeleting:
 		r.loseLocked(t, fmt.Errorf("%w: %v", ErrLeaseLost, err))
 	}
 }
@@ -89,7 +92,7 @@ func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
 // loseLocked marks a lost lease and cancels the handler (with a Handler;
 // a BatchHandler's call goes on for the other messages). Callers hold r.mu.
 func (r *run) loseLocked(t *inflight, err error) {
-	if t.lost != nil || r.tracked[t.msg.ID] != t {
+	if t.lost != nil || r.tracked[t.id] != t {
 		return
 	}
 	t.lost = err

@@ -19,7 +19,9 @@ type Hooks struct {
 	// Failed: the message failed (handler error, panic, timeout, lease
 	// lost, or not started).
 	Failed func(ctx context.Context, m *Message, err error)
-	// Deleted: the message was deleted after success.
+	// Deleted: the message was deleted after success: SQS confirmed the
+	// delete, and the answer came back before the message's visibility
+	// lapsed.
 	Deleted func(ctx context.Context, m *Message)
 	// DeleteFailed: the delete failed for good; SQS will deliver it again.
 	DeleteFailed func(ctx context.Context, m *Message, err error)

@@ -53,11 +53,11 @@ func (ob *observer) begin(base context.Context, t *inflight) {
 	}
 	if ob.tracer.On() {
 		t.ctx, t.span = ob.tracer.Start(t.ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
-		t.span.Set(telemetry.AttrMessageID, t.msg.ID)
-		if g := t.msg.GroupID(); g != "" {
-			t.span.Set(telemetry.AttrMessageGroupID, g)
+		t.span.Set(telemetry.AttrMessageID, t.id)
+		if t.group != "" {
+			t.span.Set(telemetry.AttrMessageGroupID, t.group)
 		}
-		t.span.Set(telemetry.AttrReceiveCount, t.msg.ReceiveCount())
+		t.span.Set(telemetry.AttrReceiveCount, t.receives)
 	}
 }
 

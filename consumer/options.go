@@ -95,7 +95,8 @@ type Options struct {
 	// OnFailure is the failure policy. Default RetryWithBackoff.
 	OnFailure FailurePolicy
 	// RedeliveryBackoff gives RetryWithBackoff's delay for attempt
-	// ApproximateReceiveCount − 1 (clamped to 0 to 12 h; Stop means at
+	// ApproximateReceiveCount − 1 (clamped to 0 to MaxExtension, and to
+	// 12 h from the message's receive, the most SQS accepts; Stop means at
 	// once). Default EqualJitter, 1 s base, 5 min cap.
 	RedeliveryBackoff backoff.Strategy
 	// ReceiveBackoff spaces receives after errors; waits shorter than 10 ms
@@ -111,7 +112,8 @@ type Options struct {
 	// ctx is done. Then their ctx is cancelled, their messages are released
 	// (not deleted, whatever the handlers return), and Run returns after at
 	// most one more second, without waiting for a handler that ignores its
-	// ctx. Up to 12 h. Default 30 s.
+	// ctx or for an SQS call that has not answered (given up: its message
+	// comes back). Up to 12 h. Default 30 s.
 	ShutdownTimeout time.Duration
 	// StopOnFirstFailure, on FIFO queues, handles every message as one
 	// sequence and gives up all waiting messages at a failure. Default

@@ -224,6 +224,7 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 		t := &inflight{handle: handle, received: now, visibleUntil: now.Add(vis)}
 		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
 		t.msg = &t.message
+		t.id, t.group, t.receives = id, t.message.GroupID(), t.message.ReceiveCount()
 		r.obs.begin(r.hctx, t)
 		r.tracked[id] = t
 		fresh = append(fresh, t)

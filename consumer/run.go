@@ -20,10 +20,11 @@ import (
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
-// workerGrace is how long Run waits, after cancelling handlers at the
-// shutdown timeout, for their goroutines to return before it returns
-// without them.
-const workerGrace = time.Second
+// shutdownGrace is how long Run may take past ShutdownTimeout: it waits
+// this long, after cancelling handlers at the shutdown timeout, for their
+// goroutines to return before it returns without them, and gives up SQS
+// calls still on their way this long after the shutdown timeout.
+const shutdownGrace = time.Second
 
 // msgState is where a held message is.
 type msgState uint8
@@ -37,12 +38,16 @@ const (
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg          *Message        // &message, or the Message a test made
-	message      Message         // in the same allocation
-	ctx          context.Context // the message's: its handler's and hooks' parent
-	span         telemetry.Span  // its process span, when tracing is on
-	handle       string          // the latest receipt handle
-	received     time.Time       // the latest receive, for the 12-hour cap
+	msg     *Message        // &message: the handler's, which it may write to
+	message Message         // in the same allocation
+	ctx     context.Context // the message's: its handler's and hooks' parent
+	span    telemetry.Span  // its process span, when tracing is on
+	// The consumer's own copies, never read from msg once a handler may
+	// have it: its id (the key of run.tracked), FIFO group and receive count.
+	id, group    string
+	receives     int
+	handle       string    // the latest receipt handle
+	received     time.Time // the latest receive, for the 12-hour cap
 	visibleUntil time.Time
 	state        msgState
 	pushed       bool // queued for a worker (counted in run.busy) before it settled
@@ -83,8 +88,14 @@ type run struct {
 	visKnown  chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
 	visErr    error         // set before visKnown closes: they could not be
 
-	busy     atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
-	workers  sync.WaitGroup
+	busy    atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
+	workers sync.WaitGroup
+	// HandlerTimeout timers, guarded by mu: shutdown stops those pending
+	// and joins those firing, so none settles a message after Run returned.
+	handlerTimers map[*handlerTimer]struct{}
+	timersStopped bool           // shutdown stopped them: units that start now get none
+	timers        sync.WaitGroup // pending and firing timers
+
 	fatalMu  sync.Mutex
 	fatal    error
 	stopPoll context.CancelFunc
@@ -98,7 +109,8 @@ type run struct {
 // was received is released. On the way out it stops receiving, releases at once
 // every message not started, lets running handlers finish for up to
 // ShutdownTimeout (then cancels them and releases their messages), keeps
-// their visibility extended, flushes deletes and releases, and returns.
+// their visibility extended, flushes deletes and releases, and returns, at
+// most ShutdownTimeout + 1 s after ctx is done.
 func (c *Consumer) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
@@ -117,6 +129,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		recv:  receiveState{target: o.ReceiveConcurrency},
 		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
 	}
+	r.handlerTimers = map[*handlerTimer]struct{}{}
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
@@ -157,12 +170,25 @@ func (c *Consumer) Run(ctx context.Context) error {
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: started", slog.String("queue", c.queueURL))
 
 	<-pollCtx.Done()
+	// From here Run returns within ShutdownTimeout + shutdownGrace whatever
+	// SQS calls hang: then the calls still on their way are given up (the
+	// client must honour ctx, as the SDK does) and retries waiting for
+	// their timer go at once, on the cancelled ctx.
+	gaveUp := make(chan struct{})
+	giveUp := time.AfterFunc(o.ShutdownTimeout+shutdownGrace, func() {
+		defer close(gaveUp)
+		apiCancel()
+		r.set.abandon()
+	})
 	receivers.Wait()
 	r.shutdown()
 	close(heartbeatStop)
 	<-heartbeatDone
 	r.set.drain() // what the last beat asked for
 	<-r.visKnown
+	if !giveUp.Stop() {
+		<-gaveUp
+	}
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
@@ -281,6 +307,15 @@ func (r *run) shutdown() {
 		}
 		timer.Stop()
 	}
+	// Every message that ran is settled now, or is being settled by a
+	// HandlerTimeout firing: stop the pending timers, wait for the others.
+	r.mu.Lock()
+	r.timersStopped = true
+	for ht := range r.handlerTimers {
+		r.stopHandlerTimerLocked(ht)
+	}
+	r.mu.Unlock()
+	r.timers.Wait()
 
 	r.mu.Lock()
 	r.closed = true
@@ -288,7 +323,7 @@ func (r *run) shutdown() {
 	r.workCond.Broadcast()
 	done := make(chan struct{})
 	go func() { r.workers.Wait(); close(done) }()
-	timer := time.NewTimer(workerGrace)
+	timer := time.NewTimer(shutdownGrace)
 	select {
 	case <-done:
 	case <-timer.C:
@@ -326,7 +361,7 @@ func (r *run) freeLocked() int {
 // logFailure logs a handler's failure, with a panic's stack, in the
 // message's ctx.
 func (r *run) logFailure(t *inflight, err error) {
-	attrs := []slog.Attr{slog.String("message_id", t.msg.ID), slog.String("error", err.Error())}
+	attrs := []slog.Attr{slog.String("message_id", t.id), slog.String("error", err.Error())}
 	var p *PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))

@@ -16,6 +16,14 @@ import (
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
+// transitMargin is the time a call may take to reach SQS, and by which the
+// consumer's idea of a lease (counted from when a receive's answer arrived)
+// may run ahead of SQS's (counted from when it picked the messages): a
+// delete is sent only with more than this left before the lapse, and
+// counts as done only if its answer came back this long before it. An SQS
+// call takes 5-20 ms.
+const transitMargin = 250 * time.Millisecond
+
 // settleAttempts bounds the tries of a delete or release entry that keeps
 // failing in a retryable way (after the SDK's own retries); after them a
 // deleted message is left to come back (at least once), a released one to
@@ -63,16 +71,16 @@ type settler struct {
 	deletes   []deleteEntry
 	changes   []visChange
 	calls     int
-	retries   int // entries waiting for their retry timer
-	lingering bool
-	lingerEnd bool // the oldest pending delete has waited DeleteLinger
-	flushAll  bool // draining: partial batches go at once
-	plugs     int  // callers queueing several changes: partial batches wait for them
+	retries   map[*time.Timer]func() // entries waiting for their retry timer, and how to queue them again
+	lingering bool                   // the linger timer is set, or its callback has yet to run
+	lingerEnd bool                   // the oldest pending delete has waited DeleteLinger
+	flushAll  bool                   // draining: partial batches go at once
+	plugs     int                    // callers queueing several changes: partial batches wait for them
 	timer     *time.Timer
 }
 
 func newSettler(r *run) *settler {
-	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger}
+	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger, retries: map[*time.Timer]func(){}}
 	s.drained = sync.NewCond(&s.mu)
 	s.timer = time.AfterFunc(time.Hour, s.lingerOver)
 	s.timer.Stop()
@@ -128,21 +136,48 @@ func (s *settler) lingerOver() {
 		s.lingerEnd = true
 		s.pumpLocked()
 	}
+	s.drained.Broadcast()
 	s.mu.Unlock()
 }
 
 // drain sends everything queued, partial batches included, and waits until
-// every call and retry has ended.
+// every call, retry and timer has ended.
 func (s *settler) drain() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.flushAll = true
 	s.pumpLocked()
-	for s.calls > 0 || s.retries > 0 || len(s.deletes) > 0 || len(s.changes) > 0 {
+	for s.calls > 0 || len(s.retries) > 0 || len(s.deletes) > 0 || len(s.changes) > 0 {
 		s.drained.Wait()
 	}
 	s.flushAll = false
-	s.timer.Stop()
+	s.stopLingerLocked()
+	for s.lingering { // its callback is on its way
+		s.drained.Wait()
+	}
+}
+
+// stopLingerLocked stops the linger timer if it has not fired. Callers hold
+// s.mu.
+func (s *settler) stopLingerLocked() {
+	if s.lingering && s.timer.Stop() {
+		s.lingering = false
+	}
+}
+
+// abandon sends at once, on Run's cancelled ctx, the entries waiting for a
+// retry timer: Run is past its shutdown bound and waits for no timer.
+func (s *settler) abandon() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, requeue := range s.retries {
+		if t.Stop() {
+			delete(s.retries, t)
+			requeue()
+		}
+	}
+	s.pumpLocked()
+	s.drained.Broadcast()
 }
 
 // pumpLocked starts calls while there is room and something to send.
@@ -158,10 +193,7 @@ func (s *settler) pumpLocked() {
 			batch := takeFront(&s.deletes)
 			if len(s.deletes) == 0 {
 				s.lingerEnd = false
-				if s.lingering {
-					s.timer.Stop()
-					s.lingering = false
-				}
+				s.stopLingerLocked()
 			}
 			s.calls++
 			go s.sendDeletes(batch)
@@ -196,25 +228,37 @@ func (s *settler) ended() {
 }
 
 // retryLater queues a failed entry again after a delay that grows with its
-// attempt.
+// attempt. requeue runs with s.mu held.
 func (s *settler) retryLater(attempt int, requeue func()) {
 	s.mu.Lock()
-	s.retries++
-	s.mu.Unlock()
-	time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
+	defer s.mu.Unlock()
+	var t *time.Timer
+	t = time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
 		s.mu.Lock()
-		s.retries--
+		defer s.mu.Unlock()
+		if _, waiting := s.retries[t]; !waiting {
+			return // abandon sent it
+		}
+		delete(s.retries, t)
 		requeue()
 		s.pumpLocked()
 		s.drained.Broadcast()
-		s.mu.Unlock()
 	})
+	s.retries[t] = requeue
+}
+
+// mayRetry reports whether a failed entry of attempt may be tried again: a
+// failure that may pass, tries left, and Run not past its shutdown bound.
+func (s *settler) mayRetry(err error, attempt int) bool {
+	return retryable(err) && attempt+1 < settleAttempts && s.r.apiCtx.Err() == nil
 }
 
 // sendDeletes deletes a batch with each message's latest receipt handle. A
-// message whose lease was lost, or whose visibility lapsed, is not deleted:
-// SQS may have delivered it again, and on a standard queue a stale handle's
-// delete succeeds without deleting.
+// message whose lease was lost, or whose visibility lapses within
+// transitMargin, is not deleted: SQS may have delivered it again, and on a
+// standard queue a stale handle's delete succeeds without deleting. For the
+// same reason a delete whose answer came back after the lapse (an SDK
+// retry, a slow link) is not reported as done but as a lost lease.
 func (s *settler) sendDeletes(batch []deleteEntry) {
 	defer s.ended()
 	r := s.r
@@ -226,7 +270,7 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	r.mu.Lock()
 	for _, e := range batch {
 		t := e.t
-		if t.lost == nil && !now.Before(t.visibleUntil) {
+		if t.lost == nil && !now.Add(transitMargin).Before(t.visibleUntil) {
 			r.loseLocked(t, fmt.Errorf("%w: visibility lapsed before the delete", ErrLeaseLost))
 		}
 		if t.lost != nil {
@@ -246,7 +290,9 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 	}
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationDelete, len(entries))
 	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	answered := time.Now()
 	call.end(ctx, -1, err)
+	s.finalError(err)
 	failed := batchFailures(out, err, len(sent))
 	for i, e := range sent {
 		ferr := failed[i]
@@ -258,14 +304,27 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 				s.requeueDelete(e)
 				continue
 			}
-			r.deleted(e.t, nil)
-		case retryable(ferr) && e.attempt+1 < settleAttempts:
+			r.deleted(e.t, s.lapsedBy(e.t, answered))
+		case s.mayRetry(ferr, e.attempt):
 			e.attempt++
 			s.retryLater(e.attempt, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
 		default:
 			r.deleted(e.t, ferr)
 		}
 	}
+}
+
+// lapsedBy reports the lost lease of a message whose delete was answered at
+// answered, if its visibility had lapsed by then (less transitMargin): the
+// delete may have landed after SQS delivered it elsewhere.
+func (s *settler) lapsedBy(t *inflight, answered time.Time) error {
+	r := s.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t.lost == nil && !answered.Add(transitMargin).Before(t.visibleUntil) {
+		r.loseLocked(t, fmt.Errorf("%w: the delete was answered after the visibility lapsed; SQS may have delivered the message again and kept it", ErrLeaseLost))
+	}
+	return t.lost
 }
 
 func (s *settler) handleChanged(t *inflight, sent string) bool {
@@ -300,10 +359,11 @@ func (s *settler) sendChanges(batch []visChange) {
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
 	out, err := r.c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
 	call.end(ctx, -1, err)
+	s.finalError(err)
 	failed := batchFailures(out, err, len(batch))
 	for i, c := range batch {
 		ferr := failed[i]
-		if ferr != nil && c.kind != changeExtend && retryable(ferr) && c.attempt+1 < settleAttempts {
+		if ferr != nil && c.kind != changeExtend && s.mayRetry(ferr, c.attempt) {
 			c.attempt++
 			s.retryLater(c.attempt, func() { s.changes = append(s.changes, c) })
 			continue
@@ -320,8 +380,22 @@ func (s *settler) sendChanges(batch []visChange) {
 	}
 }
 
+// finalError ends Run with a settle call's error that retrying cannot cure
+// (access denied, the queue gone), as a receive's does: a consumer that
+// cannot delete would handle the same messages again and again until they
+// reach the dead-letter queue.
+func (s *settler) finalError(err error) {
+	if err != nil && sqserr.Final(err) {
+		s.r.log.LogAttrs(s.r.apiCtx, slog.LevelError, "consumer: a delete or visibility change failed for good", slog.String("error", err.Error()))
+		s.r.stop(err)
+	}
+}
+
 // batchFailures maps a batch call's outcome to each of n entries: the
-// call's error, the entry's Failed[] error, or nil.
+// call's error, the entry's Failed[] error, nil when Successful[] lists it,
+// or, when neither list does, a retryable error: the entry's outcome is
+// unknown, as if lost in transit (package fifo's rule), so a delete is not
+// taken as done nor an extension as made.
 func batchFailures[Out any](out *Out, err error, n int) []error {
 	errs := make([]error, n)
 	if err != nil {
@@ -331,11 +405,28 @@ func batchFailures[Out any](out *Out, err error, n int) []error {
 		return errs
 	}
 	var failed []types.BatchResultErrorEntry
+	succeeded := make([]bool, n)
+	ok := func(id *string) {
+		if i, convErr := strconv.Atoi(aws.ToString(id)); convErr == nil && i >= 0 && i < n {
+			succeeded[i] = true
+		}
+	}
 	switch o := any(out).(type) {
 	case *sqs.DeleteMessageBatchOutput:
 		failed = o.Failed
+		for _, e := range o.Successful {
+			ok(e.Id)
+		}
 	case *sqs.ChangeMessageVisibilityBatchOutput:
 		failed = o.Failed
+		for _, e := range o.Successful {
+			ok(e.Id)
+		}
+	}
+	for i := range errs {
+		if !succeeded[i] {
+			errs[i] = &entryError{code: "MissingResult", message: "the entry is missing from the answer"}
+		}
 	}
 	for _, f := range failed {
 		if i, convErr := strconv.Atoi(aws.ToString(f.Id)); convErr == nil && i >= 0 && i < n {

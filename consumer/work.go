@@ -10,6 +10,7 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/internal/dispatch"
+	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -22,7 +23,7 @@ func (r *run) startLocked(ts []*inflight) {
 	if r.c.batch != nil {
 		ids, groups := make([]string, len(ts)), make([]string, len(ts))
 		for i, t := range ts {
-			ids[i], groups[i] = t.msg.ID, t.msg.GroupID()
+			ids[i], groups[i] = t.id, t.group
 		}
 		start := r.seq.AdmitAll(ids, groups)
 		if len(start) == 0 {
@@ -36,7 +37,7 @@ func (r *run) startLocked(ts []*inflight) {
 		return
 	}
 	for _, t := range ts {
-		if r.seq.Admit(t.msg.ID, t.msg.GroupID()) {
+		if r.seq.Admit(t.id, t.group) {
 			r.pushLocked(t)
 		}
 	}
@@ -129,19 +130,16 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 // replaced so Concurrency holds; one that outlives HandlerTimeout has them
 // failed by the timer while it still runs.
 func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit []*inflight) {
-	timer := time.AfterFunc(r.o.HandlerTimeout, func() {
-		cancel(ErrHandlerTimeout)
-		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
-	})
+	timer := r.startHandlerTimer(unit, cancel)
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
 		// The handler called runtime.Goexit: this goroutine is ending.
-		timer.Stop()
+		r.stopHandlerTimer(timer)
 		cancel(ErrHandlerExited)
-		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].msg.ID))
+		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].id))
 		r.settleAll(unit, ErrHandlerExited, 0)
 		r.workers.Add(1)
 		go r.work()
@@ -155,18 +153,75 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	}
 	returned = true
 	took := time.Since(began)
-	stopped := timer.Stop()
+	stopped := r.stopHandlerTimer(timer)
 	cancel(nil)
 	if !stopped {
-		return // the timer failed them
+		return // the timer failed them, or the shutdown did
 	}
 	if len(unit) > 1 {
 		r.set.plug()
 		defer r.set.unplug()
 	}
+	// On FIFO a message that ends up failed here — its lease lost while the
+	// call ran, though the handler reported it done — holds back its later
+	// group-mates as a handler's failure does (callBatch), so none of them
+	// is deleted ahead of it.
+	failedGroups, anyFailed := map[string]bool{}, false
 	for i, t := range unit {
-		r.finish(t, errs[i], took, true)
+		err := errs[i]
+		if err == nil && r.c.fifo && (failedGroups[t.group] || r.o.StopOnFirstFailure && anyFailed) {
+			err = fmt.Errorf("%w: an earlier message of its group lost its lease", ErrHeldBack)
+		}
+		if !r.finish(t, err, took, true) {
+			failedGroups[t.group], anyFailed = true, true
+		}
 	}
+}
+
+// handlerTimer fails a unit at HandlerTimeout.
+type handlerTimer struct{ t *time.Timer }
+
+// startHandlerTimer starts the HandlerTimeout of a unit whose handler is
+// about to run, and returns it; nil once shutdown has stopped the timers
+// (the unit's messages were then settled already).
+func (r *run) startHandlerTimer(unit []*inflight, cancel context.CancelCauseFunc) *handlerTimer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.timersStopped {
+		return nil
+	}
+	ht := &handlerTimer{}
+	r.timers.Add(1)
+	ht.t = time.AfterFunc(r.o.HandlerTimeout, func() {
+		defer r.timers.Done()
+		r.mu.Lock()
+		delete(r.handlerTimers, ht)
+		r.mu.Unlock()
+		cancel(ErrHandlerTimeout)
+		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
+	})
+	r.handlerTimers[ht] = struct{}{}
+	return ht
+}
+
+// stopHandlerTimer stops a unit's timer and reports whether it did: false
+// when it fired, or when there was none (shutdown settled the unit).
+func (r *run) stopHandlerTimer(ht *handlerTimer) bool {
+	if ht == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stopHandlerTimerLocked(ht)
+}
+
+func (r *run) stopHandlerTimerLocked(ht *handlerTimer) bool {
+	if _, pending := r.handlerTimers[ht]; !pending || !ht.t.Stop() {
+		return false
+	}
+	delete(r.handlerTimers, ht)
+	r.timers.Done()
+	return true
 }
 
 // callBatch runs the batch handler over a unit and returns one result per
@@ -182,7 +237,7 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	span.Set(telemetry.AttrBatchCount, len(msgs))
 	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
-		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, r.o.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return unit[i].group }, r.o.StopOnFirstFailure, ErrHeldBack)
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -207,13 +262,13 @@ func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
 // failure of the handler (ran) is released per the failure policy; a
 // message never handled (!ran) is released at once; a lost lease is left
 // alone. The sequencer then starts what may start and gives up what may
-// not.
-func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
+// not. It reports whether the message was queued for delete.
+func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (deleting bool) {
 	now := time.Now()
 	r.mu.Lock()
 	if t.settled {
 		r.mu.Unlock()
-		return
+		return false
 	}
 	t.settled = true
 	wasRunning := t.state == stateRunning
@@ -243,13 +298,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	case !ran:
 		r.leaveLocked(t)
 	default:
-		delay = r.failureDelay(t.msg, err)
+		delay = r.failureDelay(t.receives, err)
 		if r.c.fifo {
-			delay = r.guard.failed(t.msg.GroupID(), now, delay, t.visibleUntil)
+			delay = r.guard.failed(t.group, now, delay, t.visibleUntil)
 		}
 		r.leaveLocked(t)
 	}
-	next, givenUp := r.seq.Done(t.msg.GroupID(), err != nil)
+	next, givenUp := r.seq.Done(t.group, err != nil)
 	if next != "" {
 		r.pushLocked(r.tracked[next])
 	}
@@ -285,13 +340,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 		r.obs.settled(t, err, took, ran)
 		r.logFailure(t, err)
 		if delay >= 0 {
-			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension))})
+			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension, maxVisibility(t, now)))})
 		} else {
 			r.released(t, nil, -1) // left to its timeout: the place is free now
 		}
 	}
 	if len(gaveUp) > 0 {
-		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.msg.GroupID())
+		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.group)
 		for _, g := range gaveUp {
 			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
@@ -300,12 +355,13 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) {
 	if r.busy.Load() == 0 {
 		r.set.kick() // nothing else can join a partial delete batch soon
 	}
+	return err == nil
 }
 
-// failureDelay is when a failed message should be visible again; negative
-// means leave it to its visibility timeout. A RedeliveryBackoff that
-// panics, or returns Stop, makes it visible at once.
-func (r *run) failureDelay(m *Message, err error) (d time.Duration) {
+// failureDelay is when a failed message received receives times should be
+// visible again; negative means leave it to its visibility timeout. A
+// RedeliveryBackoff that panics, or returns Stop, makes it visible at once.
+func (r *run) failureDelay(receives int, err error) (d time.Duration) {
 	if d, ok := retryDelay(err); ok {
 		return max(d, 0)
 	}
@@ -320,7 +376,15 @@ func (r *run) failureDelay(m *Message, err error) (d time.Duration) {
 			d = 0
 		}
 	}()
-	return max(r.o.RedeliveryBackoff.Delay(max(m.ReceiveCount()-1, 0), 0), 0)
+	return max(r.o.RedeliveryBackoff.Delay(max(receives-1, 0), 0), 0)
+}
+
+// maxVisibility is the longest visibility SQS accepts for t at now: 12 h
+// from its latest receive, less transitMargin (SQS started counting before
+// the receive's answer arrived), in whole seconds. SQS refuses more, it
+// does not clamp.
+func maxVisibility(t *inflight, now time.Time) time.Duration {
+	return max(t.received.Add(sqsrule.MaxVisibility-transitMargin).Sub(now).Truncate(time.Second), 0)
 }
 
 // seconds rounds a delay to SQS's whole seconds.
@@ -339,8 +403,8 @@ func (r *run) leaveLocked(t *inflight) {
 
 // forgetLocked removes t from the tracked set. Callers hold r.mu.
 func (r *run) forgetLocked(t *inflight) {
-	if r.tracked[t.msg.ID] == t {
-		delete(r.tracked, t.msg.ID)
+	if r.tracked[t.id] == t {
+		delete(r.tracked, t.id)
 	}
 }
 
@@ -370,5 +434,5 @@ func (r *run) deleted(t *inflight, err error) {
 	}
 	r.obs.deleteFailed(t, err)
 	r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: delete failed; the message will be delivered again",
-		slog.String("message_id", t.msg.ID), slog.String("error", err.Error()))
+		slog.String("message_id", t.id), slog.String("error", err.Error()))
 }

@@ -41,7 +41,9 @@
 //
 // A handler is untrusted code. Whatever it does fails only its own message
 // (a BatchHandler: the messages of its call): an error, a panic
-// (*PanicError, with the stack in the log), runtime.Goexit
+// (*PanicError, with the stack in the log; an error whose Error, Unwrap, Is
+// or As method panics, as a typed nil *T's often does, fails its message
+// the same way), runtime.Goexit
 // (ErrHandlerExited), or not returning before the invocation ends
 // (ErrNotStarted). A message never handed to the handler fails with
 // ErrNotStarted; a BatchHandler's missing result with ErrNoResult; a

@@ -40,7 +40,9 @@ func JSON[T any](fn func(ctx context.Context, v T, m *Message) error) Handler {
 }
 
 // RetryAfter wraps err so the message becomes visible again after d (0 to
-// 12 hours), overriding the failure policy for this message. In Lambda,
+// 12 hours), overriding the failure policy for this message. SQS keeps a
+// message invisible at most 12 h from its receive, so the consumer asks for
+// no more than what is left of that. In Lambda,
 // where the event source mapping owns visibility, it is an ordinary
 // failure.
 func RetryAfter(err error, d time.Duration) error {

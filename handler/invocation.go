@@ -13,13 +13,17 @@ import (
 // producer's trace context and its process span) and the telemetry that
 // reports on them.
 type invocation struct {
-	l      *Lambda
-	msgs   []*Message
-	fifo   bool
-	ctxs   []context.Context
-	spans  []telemetry.Span // nil when tracing is off
-	tracer telemetry.Tracer
-	attrs  *telemetry.Attrs // metric attributes of the event source; nil when metrics are off
+	l    *Lambda
+	msgs []*Message // the handlers', which they may write to
+	// ids and groups are the adapter's own copies of each message's id
+	// (what the response names) and FIFO group, never read from msgs once
+	// a handler may have them.
+	ids, groups []string
+	fifo        bool
+	ctxs        []context.Context
+	spans       []telemetry.Span // nil when tracing is off
+	tracer      telemetry.Tracer
+	attrs       *telemetry.Attrs // metric attributes of the event source; nil when metrics are off
 }
 
 // begin gives each message its ctx and process span, records it as
@@ -42,7 +46,7 @@ func (inv *invocation) begin(ctx context.Context, source string) {
 		if inv.spans != nil {
 			var span telemetry.Span
 			mctx, span = inv.tracer.Start(mctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
-			span.Set(telemetry.AttrMessageID, msg.ID)
+			span.Set(telemetry.AttrMessageID, inv.ids[i])
 			inv.spans[i] = span
 		}
 		inv.ctxs[i] = mctx

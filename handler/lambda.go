@@ -85,7 +85,7 @@ type Lambda struct {
 var ErrConfig = errors.New("handler: invalid options")
 
 // NewLambda returns a Lambda handler around h. Invalid options return an
-// error matching ErrConfig.
+// error matching ErrConfig; a nil option function is skipped.
 func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: nil handler", ErrConfig)
@@ -122,7 +122,9 @@ func NewBatchLambda(h BatchHandler, optFns ...func(*LambdaOptions)) (*Lambda, er
 func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
 	var o LambdaOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	switch {
 	case o.Concurrency < 0:
@@ -209,13 +211,15 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 		if source == "" {
 			source = r.EventSourceARN
 		}
-		inv.msgs = append(inv.msgs, fromRecord(r))
+		m := fromRecord(r)
+		inv.msgs = append(inv.msgs, m)
+		inv.ids, inv.groups = append(inv.ids, m.ID), append(inv.groups, m.GroupID())
 	}
 	inv.begin(ctx, source)
 	var resp events.SQSEventResponse
 	for i, err := range l.outcomes(ctx, inv) {
 		if err != nil {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.msgs[i].ID})
+			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.ids[i]})
 		}
 	}
 	if l.opts.FailWhenAllFail && len(inv.msgs) > 0 && len(resp.BatchItemFailures) == len(inv.msgs) {
@@ -244,7 +248,7 @@ func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)
 	if inv.fifo {
-		dispatch.HoldBack(errs, func(i int) string { return msgs[i].GroupID() }, l.opts.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return inv.groups[i] }, l.opts.StopOnFirstFailure, ErrHeldBack)
 	}
 	failures := 0
 	for i, err := range errs {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -121,6 +122,82 @@ func TestLambdaPanicIsThatMessagesFailure(t *testing.T) {
 	if strings.Contains(logs.String(), `"ok2"`) {
 		t.Error("expect no bodies in the log")
 	}
+}
+
+// nilDerefError is a typed nil a handler returns as its error: Error
+// dereferences it.
+type nilDerefError struct{ msg string }
+
+func (e *nilDerefError) Error() string { return e.msg }
+
+// A handler error the adapter cannot read (a typed nil whose Error panics)
+// fails its message as a panic does; it crashed the invocation (logFailure
+// called Error on it).
+func TestLambdaBrokenErrorIsThatMessagesFailure(t *testing.T) {
+	var failures []error
+	hooks := func(o *LambdaOptions) {
+		o.Logger = slog.New(slog.NewJSONHandler(io.Discard, nil))
+		o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+	}
+	l := newLambda(t, func(_ context.Context, m *Message) error {
+		if m.Body == "bad" {
+			return (*nilDerefError)(nil)
+		}
+		return nil
+	}, hooks)
+	resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":ok", ":bad"))
+	var p *PanicError
+	if err != nil || failedIDs(resp) != "id-1" || len(failures) != 1 || !errors.As(failures[0], &p) {
+		t.Fatalf("expect only the message with the broken error failed, as a panic, got %v, %v, %v", resp, err, failures)
+	}
+	failures = nil
+	bl, err := NewBatchLambda(func(context.Context, []*Message) []error { return []error{nil, (*nilDerefError)(nil)} }, hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err = bl.Handle(context.Background(), sqsEvent(stdArn, ":ok", ":bad"))
+	if err != nil || failedIDs(resp) != "id-1" || len(failures) != 1 || !errors.As(failures[0], &p) {
+		t.Fatalf("expect the batch's broken result failed as a panic, got %v, %v, %v", resp, err, failures)
+	}
+}
+
+// A handler may write to its Message: the response names the messages by
+// the ids Lambda sent, and FIFO order keys on the groups it sent. The
+// adapter read the handler's copy after it returned: a rewritten m.ID was
+// reported as a failure Lambda does not know (the real message counted as
+// done and deleted), and a deleted MessageGroupId left the group's next
+// message waiting until the invocation ended.
+func TestLambdaHandlerMutatingItsMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := newLambda(t, func(_ context.Context, m *Message) error {
+			bad := m.Body == "bad"
+			m.ID, m.Attributes = "rewritten", nil
+			if bad {
+				return errors.New("boom")
+			}
+			return nil
+		})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		resp, err := l.Handle(ctx, sqsEvent(fifoArn, "g:ok", "g:next", "h:bad", "h:after"))
+		if err != nil || failedIDs(resp) != "id-2,id-3" || ctx.Err() != nil {
+			t.Fatalf("expect id-2 failed and id-3 behind it, group g done before the invocation ended, got %v, %v, %v", resp, err, ctx.Err())
+		}
+		bl, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+			errs := []error{errors.New("boom"), nil}
+			for _, m := range msgs {
+				m.ID, m.Attributes = "rewritten", nil
+			}
+			return errs
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err = bl.Handle(context.Background(), sqsEvent(fifoArn, "g:bad", "g:held"))
+		if err != nil || failedIDs(resp) != "id-0,id-1" {
+			t.Fatalf("expect both reported by their ids, the second held back behind the first, got %v, %v", resp, err)
+		}
+	})
 }
 
 func TestLambdaFIFOStopsOnlyTheFailedGroup(t *testing.T) {
@@ -285,6 +362,19 @@ func TestLambdaOptions(t *testing.T) {
 	}
 	if _, err := NewLambda(nil); !errors.Is(err, ErrConfig) {
 		t.Error("expect a nil handler to be refused")
+	}
+}
+
+// A nil option function is skipped: it made NewLambda and NewBatchLambda
+// panic.
+func TestLambdaNilOptionFuncIsSkipped(t *testing.T) {
+	var unset func(*LambdaOptions)
+	l, err := NewLambda(func(context.Context, *Message) error { return nil }, unset, func(o *LambdaOptions) { o.Concurrency = 3 })
+	if err != nil || l.opts.Concurrency != 3 {
+		t.Fatalf("expect the nil option skipped and the next applied, got %v", err)
+	}
+	if _, err := NewBatchLambda(func(context.Context, []*Message) []error { return nil }, unset); err != nil {
+		t.Fatalf("expect the nil option skipped, got %v", err)
 	}
 }
 

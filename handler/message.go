@@ -9,8 +9,19 @@ import (
 
 // Message is a received SQS message, the same for the long-poller (package
 // consumer) and for Lambda.
+//
+// It is the handler's: it may read and write it (a middleware that
+// normalises attributes, say). The runtime keeps its own copies of what it
+// needs — the id it reports and deletes by, the FIFO group, the receive
+// count and the receipt handle — and never reads them back from the
+// Message, so a write changes nothing but what hooks see.
 type Message struct {
-	ID            string
+	ID string
+	// ReceiptHandle is the handle of the receive that delivered the
+	// message. When SQS delivers it again while the consumer still holds
+	// it (its visibility lapsed), the consumer settles it with the newer
+	// handle and does not update this field, which the handler may be
+	// reading: leave deletes and visibility changes to the runtime.
 	ReceiptHandle string
 	Body          string
 	// Attributes are the system attributes (SentTimestamp,

@@ -58,9 +58,9 @@ func (b *batchRun) run(ctx context.Context) []error {
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.position = make(map[string]int, len(msgs))
-	for i, m := range msgs {
-		s.position[m.ID] = i
-		if s.seq.Admit(m.ID, m.GroupID()) {
+	for i, id := range b.inv.ids {
+		s.position[id] = i
+		if s.seq.Admit(id, b.inv.groups[i]) {
 			s.ready = append(s.ready, i)
 		}
 	}
@@ -113,14 +113,14 @@ func (s *batchState) work(ctx context.Context) {
 // invocation's ctx) and settles it. If the handler calls runtime.Goexit, the
 // message fails and a new worker takes this one's place.
 func (s *batchState) handle(ctx context.Context, i int) {
-	m, mctx := s.msgs[i], s.b.inv.ctxs[i]
+	m, mctx, id := s.msgs[i], s.b.inv.ctxs[i], s.b.inv.ids[i]
 	start := time.Now()
 	returned := false
 	defer func() {
 		if returned {
 			return
 		}
-		s.b.logger.LogAttrs(mctx, slog.LevelWarn, "handler: handler called runtime.Goexit", slog.String("message_id", m.ID))
+		s.b.logger.LogAttrs(mctx, slog.LevelWarn, "handler: handler called runtime.Goexit", slog.String("message_id", id))
 		s.settle(i, ErrHandlerExited, time.Since(start), true)
 		s.workers.Add(1)
 		go s.work(ctx)
@@ -128,7 +128,7 @@ func (s *batchState) handle(ctx context.Context, i int) {
 	err := dispatch.Invoke(mctx, s.b.handler, m, panicked)
 	returned = true
 	if err != nil {
-		s.b.logFailure(mctx, m, err)
+		s.b.logFailure(mctx, id, err)
 	}
 	s.settle(i, err, time.Since(start), true)
 }
@@ -148,11 +148,11 @@ func (s *batchState) settleLocked(i int, err error, took time.Duration, ran bool
 	s.settled[i] = true
 	s.errs[i] = err
 	s.left--
-	m := s.msgs[i]
+	group := s.b.inv.groups[i]
 	s.b.inv.settle(i, err, took, ran)
-	next, givenUp := s.seq.Done(m.GroupID(), err != nil)
+	next, givenUp := s.seq.Done(group, err != nil)
 	for _, id := range givenUp {
-		s.settleLocked(s.position[id], fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, m.GroupID()), 0, false)
+		s.settleLocked(s.position[id], fmt.Errorf("%w: an earlier message failed (group %q)", ErrNotStarted, group), 0, false)
 	}
 	if next != "" {
 		s.ready = append(s.ready, s.position[next])
@@ -174,8 +174,8 @@ func (b *batchRun) notStartable(ctx context.Context) string {
 	return ""
 }
 
-func (b *batchRun) logFailure(ctx context.Context, m *Message, err error) {
-	attrs := []slog.Attr{slog.String("message_id", m.ID), slog.String("error", err.Error())}
+func (b *batchRun) logFailure(ctx context.Context, id string, err error) {
+	attrs := []slog.Attr{slog.String("message_id", id), slog.String("error", err.Error())}
 	if p := asPanic(err); p != nil {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))
 	}

@@ -45,7 +45,7 @@
 // the replay metadata), AttributeBudget (ten attributes and
 // KeepAttributesInPlace), NotRoutable (no allow-listed target, or a FIFO
 // target and no valid group id), Unsendable (SQS refuses the message as it
-// is).
+// is), BackoffFailed (the Backoff strategy panicked: Decide never panics).
 //
 // # What a replayed message carries
 //
@@ -97,13 +97,19 @@
 // backoff.Capped and backoff.MaxAttempts pass the source through), so every
 // receive of a held message finds the same due time. The DLQ's retention
 // must outlast the longest delay, and the DLQ must not have a redrive
-// policy of its own (holds count as receives).
+// policy of its own: holds count as receives, so SQS would move a held
+// message on to the DLQ's own dead-letter queue at its next receive, out
+// of the replayer's reach. Nothing checks either for you (the Replayer's
+// API has no GetQueueAttributes): check them when you create the queues.
 //
 // # Delivery semantics
 //
 // Send first, delete after: a message leaves the DLQ only once its target
 // (or the operator queue) accepted it, and only the entries SQS accepted are
-// deleted; failures stay in the DLQ for the next pass. Sends go in batches
+// deleted; failures stay in the DLQ for the next pass. An entry a batch
+// answer lists in neither Successful nor Failed is unconfirmed, as if lost
+// in transit: a send, a delete or a hold is tried again, never taken as
+// done. Sends go in batches
 // of at most ten entries and 1 MiB; deletes and holds that fail in a
 // retryable way are retried (five tries). A crash or a delete that fails
 // for good between the two leaves a copy in the DLQ that is sent again: on
@@ -121,6 +127,13 @@
 // rejected: logged as an error, reported to Hooks.Rejected and in
 // Report.Rejected, and held in the DLQ for MaxBackoff, never retried
 // silently.
+//
+// Every hold asks for at most 12 h from the message's receive, as SQS
+// refuses more: in Run and Drain from when the receive was sent; under
+// Lambda, where the event source mapping received the batch before the
+// invocation (a batching window of up to 5 min), from 15 minutes before
+// the invocation. A hold is reported (Held, with its end) only once SQS
+// took it.
 //
 // # FIFO order
 //
@@ -141,9 +154,13 @@
 // thousand messages a second at 0.3 calls per message (see BENCHMARKS.md),
 // beside about 300 for one batch at a time and SQS's own move task's 500.
 // RateLimit caps messages per second taken from the DLQ across all batches,
-// in bursts of at most one receive (ten, or the rate rounded down when it is
-// below ten). A Replayer is safe for concurrent use; Filter and Hooks are
-// called from several goroutines at once.
+// counted on receives, in bursts of at most one receive (ten, or the rate
+// rounded down when it is below ten), or a tenth of a second's worth when
+// that is more, so that at a high rate enough receives run at once to keep
+// up. A receive starts only when the rate allows what it may bring, so a
+// message waits before it is received, never after: its pass starts at
+// once, within its visibility timeout. A Replayer is safe for concurrent
+// use; Filter and Hooks are called from several goroutines at once.
 //
 // # Modes and options
 //
@@ -189,12 +206,17 @@
 // operator queue or a target being the DLQ, the operator queue being a
 // target, the counter attribute being sqskit-replay, a NaN or infinite
 // RateLimit, an invalid ReceiveBackoff). Run returns when its ctx is done
-// (nil) or when a receive fails for good (the DLQ does not exist, access is
-// denied); other receive errors wait ReceiveBackoff, never less than
-// 100 ms, with one receive probing for the others. Drain returns its Report
-// with the error that stopped it. HandleLambda returns an error matching
-// ErrMalformedEvent for a record without a messageId; a rejected message's
-// error matches ErrRejected.
+// (nil) or when a call fails for good (a queue does not exist, access to a
+// receive, a send, a delete or a hold is denied), once the batches under
+// way are done: a replayer that cannot delete from the DLQ would send each
+// message again at every visibility timeout. Other receive errors wait
+// ReceiveBackoff, never less than 100 ms, with one receive probing for the
+// others. Drain returns its Report with the error that stopped it.
+// HandleLambda reports the messages of a call that failed for good as
+// failures, one by one (failing the invocation would make Lambda send the
+// moved ones again); it returns an error matching ErrMalformedEvent for a
+// record without a messageId; a rejected message's error matches
+// ErrRejected.
 //
 // # Testing
 //

@@ -1,10 +1,12 @@
 package replay_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/replay"
@@ -361,6 +364,24 @@ func TestRunDoesNotSpinOnAZeroOrStoppedBackoff(t *testing.T) {
 	}
 }
 
+// Drain gives up after five receives in a row that failed in a retryable
+// way, and returns the error with what it did so far.
+func TestDrainGivesUpAfterFiveFailedReceives(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "m", "", nil)
+		w.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage"}) // InternalFailure, every time
+		w.srv.ResetCalls()
+		rep, err := w.replayer(t, sequential()).Drain(context.Background())
+		if err == nil || rep.Replayed != 0 {
+			t.Fatalf("expect Drain to end with the receive's error, got %+v, %v", rep, err)
+		}
+		if n := w.srv.Calls().Op["ReceiveMessage"]; n != 5 {
+			t.Fatalf("expect five receives before Drain gives up, got %d", n)
+		}
+	})
+}
+
 // Defect 7b: configurations that loop are refused.
 func TestLoopingConfigurationsRefused(t *testing.T) {
 	api := sqsfake.New().Client()
@@ -397,6 +418,55 @@ func TestMalformedCounterInMetadataEscalates(t *testing.T) {
 	}
 }
 
+// A Decision's Detail, the escalation's metadata and the log never quote
+// text a sender chose: only what SQS set, and attribute names that are
+// names. A forged sqskit-replay "src" was kept when SQS set no
+// DeadLetterQueueSourceArn (a message sent straight to the DLQ) and quoted
+// by the NotRoutable detail, the escalated metadata and the Warn log line;
+// a forged moved-attribute name and a counter's data type were quoted too.
+func TestDetailNeverQuotesForgedText(t *testing.T) {
+	const forged = "attacker-text\nlevel=ERROR msg=\"forged log line\""
+	t.Run("source", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "x", "", map[string]types.MessageAttributeValue{
+				replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "src": forged}),
+			})
+			var logs bytes.Buffer
+			var details []string
+			r, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
+				o.Sources = map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.main}
+				o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+				o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+				o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) { details = append(details, d.Detail) }
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.drain(t, r)
+			got := w.receiveAll(t, w.operator)
+			if len(details) != 1 || len(got) != 1 {
+				t.Fatalf("expect one escalation, got %v", details)
+			}
+			if md := metadataOf(t, got[0]); md.SourceArn != "" || strings.Contains(details[0], "attacker") || strings.Contains(logs.String(), "attacker") {
+				t.Fatalf("a forged source is quoted:\n detail: %s\n metadata src: %q\n log: %s", details[0], md.SourceArn, logs.String())
+			}
+		})
+	})
+	for name, attrs := range map[string]map[string]types.MessageAttributeValue{
+		"moved name": {replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "moved": map[string]any{forged: map[string]any{"t": "String", "s": "v"}}})},
+		"counter type": {replay.DefaultCounterAttribute: {DataType: aws.String("Binary." + forged), BinaryValue: []byte("1")},
+			"other": {DataType: aws.String("String"), StringValue: aws.String("v")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x"), MessageAttributes: attrs}
+			if d := (replay.Policy{}).Decide(m, time.Now()); d.Action != replay.Escalate || strings.Contains(d.Detail, "attacker") {
+				t.Fatalf("expect an escalation whose detail quotes no forged text, got %v %q", d.Action, d.Detail)
+			}
+		})
+	}
+}
+
 // Defect 8: a delete that fails in a retryable way is retried, so the
 // message is not sent twice.
 func TestFailedDeleteIsRetried(t *testing.T) {
@@ -412,6 +482,82 @@ func TestFailedDeleteIsRetried(t *testing.T) {
 			t.Fatalf("expect one copy on the target, got %d", len(got))
 		}
 	})
+}
+
+// Report.Replayed and Escalated count messages that left the DLQ, and
+// Hooks.Replayed fires for them only: a message sent to its target whose
+// delete from the DLQ failed for good is still in the DLQ, and will be sent
+// again, so it counts as failed (Hooks.Failed says why). It was counted
+// replayed, so a CLI said "replayed 1" while the message was still there.
+func TestReportCountsOnlyWhatLeftTheDLQ(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		w.seedDLQ(t, "once", "", nil)
+		w.seedDLQ(t, "gone", "", nil)
+		w.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true,
+			Match: func(index int, _ string) bool { return index == 0 }}})
+		var replayed, failures []string
+		r := w.replayer(t, sequential(), func(o *replay.Options) {
+			o.Hooks.Replayed = func(_ context.Context, m *types.Message, _ replay.Decision, _ string) {
+				replayed = append(replayed, aws.ToString(m.Body))
+			}
+			o.Hooks.Failed = func(_ context.Context, m *types.Message, err error) {
+				failures = append(failures, aws.ToString(m.Body)+": "+err.Error())
+			}
+		})
+		rep := w.drain(t, r)
+		w.srv.ClearFaults()
+		time.Sleep(31 * time.Second)
+		left := w.receiveAll(t, w.dlq)
+		if rep.Replayed != 1 || rep.Failed != 1 || len(left) != 1 || len(replayed) != 1 || len(failures) != 1 || !strings.Contains(failures[0], "delete") {
+			t.Fatalf("expect one replayed and one failed (sent, not deleted, %d left in the DLQ), got %+v, hooks %v, %v", len(left), rep, replayed, failures)
+		}
+	})
+}
+
+// A call that fails for good — the DLQ gone, access denied to a receive, a
+// send or a delete — ends Run and Drain with its error, once the batches
+// under way are done. Only a receive's did: a replayer denied
+// sqs:DeleteMessage on the DLQ sent every message again at each visibility
+// timeout, a duplicate on the target each time, forever; one denied the
+// target left messages failing in the DLQ until its retention dropped them.
+func TestRunEndsOnAFinalError(t *testing.T) {
+	denied := &smithy.GenericAPIError{Code: "AccessDenied", Message: "not authorized", Fault: smithy.FaultClient}
+	for _, c := range []struct{ name, op string }{
+		{"missing DLQ", ""}, {"send denied", "SendMessageBatch"}, {"delete denied", "DeleteMessageBatch"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				w.seedDLQ(t, "m", "", nil)
+				dlq := w.dlq
+				if c.op == "" {
+					dlq += "-gone"
+				} else {
+					w.srv.Inject(sqsfake.Fault{Op: c.op, Err: denied})
+				}
+				r, err := replay.New(w.api, dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				defer cancel()
+				err = r.Run(ctx)
+				var missing *types.QueueDoesNotExist
+				var apiErr smithy.APIError
+				if ctx.Err() != nil || !(errors.As(err, &missing) || errors.As(err, &apiErr) && apiErr.ErrorCode() == "AccessDenied") {
+					t.Fatalf("expect Run to end with the final error, got %v (ctx %v)", err, ctx.Err())
+				}
+				time.Sleep(time.Minute) // the message's visibility timeout
+				if _, err := r.Drain(context.Background()); err == nil {
+					t.Fatal("expect Drain to end with the final error too")
+				}
+			})
+		})
+	}
 }
 
 // Defect 9: AWSTraceHeader survives replay and escalation.
@@ -476,6 +622,94 @@ func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
 	})
 }
 
+// A hold asks SQS for at most 12 h from the message's receive, the most SQS
+// accepts. In Lambda the event source mapping received the batch before
+// the invocation (a batching window of up to 5 min): the hold of a
+// rejected message assumed a receive within the last minute, SQS refused
+// it, the failure was ignored, and the message came back after the
+// mapping's visibility timeout to be rejected again, over and over, while
+// the Report said held. In Run and Drain a pass that took minutes (slow
+// sends) had its holds refused the same way.
+func TestHoldWithinTwelveHoursOfTheReceive(t *testing.T) {
+	t.Run("lambda batching window", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "fine", "", nil)
+			out, err := w.api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.dlq), MaxNumberOfMessages: 10,
+				VisibilityTimeout: 900, MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}})
+			if err != nil || len(out.Messages) != 1 {
+				t.Fatal(out, err)
+			}
+			event := lambdaEvent(out.Messages)
+			event.Records[0].Body = "bad\x00body" // SQS takes it in no form
+			time.Sleep(2 * time.Minute)           // the mapping's batching window
+			var rejected []error
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Hooks.Rejected = func(_ context.Context, _ *types.Message, _ replay.Decision, err error) {
+					rejected = append(rejected, err)
+				}
+			})
+			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+				t.Fatal(err)
+			}
+			if len(rejected) != 1 || strings.Contains(rejected[0].Error(), "hold") {
+				t.Fatalf("expect one rejection, held, got %v", rejected)
+			}
+			time.Sleep(time.Hour)
+			if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+				t.Fatal("expect the rejected message held in the DLQ, not back an hour later")
+			}
+		})
+	})
+	t.Run("rejected, hold refused", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "fine", "", nil)
+			event := lambdaEvent(w.receiveAll(t, w.dlq))
+			event.Records[0].Body = "bad\x00body"
+			w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "InvalidParameterValue", SenderFault: true}})
+			var rejected []error
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Hooks.Rejected = func(_ context.Context, _ *types.Message, _ replay.Decision, err error) {
+					rejected = append(rejected, err)
+				}
+			})
+			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+				t.Fatal(err)
+			}
+			if len(rejected) != 1 || !errors.Is(rejected[0], replay.ErrRejected) || !strings.Contains(rejected[0].Error(), "hold in the DLQ failed") {
+				t.Fatalf("expect the rejection to say its hold failed, got %v", rejected)
+			}
+		})
+	})
+	t.Run("slow pass", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			w := newWorld(t, false)
+			w.seedDLQ(t, "due", "", nil)
+			time.Sleep(12 * time.Hour)
+			w.seedDLQ(t, "waits", "", nil) // due in 12 h: held
+			w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Latency: 2 * time.Minute})
+			var until time.Time
+			r := w.replayer(t, func(o *replay.Options) {
+				o.Policy = replay.Policy{Backoff: backoff.Constant{D: 12 * time.Hour}}
+				o.VisibilityTimeout = 10 * time.Minute
+				o.Hooks.Held = func(_ context.Context, _ *types.Message, _ replay.Decision, u time.Time) { until = u }
+			})
+			began := time.Now()
+			if rep := w.drain(t, r); rep.Replayed != 1 || rep.Held != 1 {
+				t.Fatalf("expect one replayed and one held, got %+v", rep)
+			}
+			if until.After(began.Add(12*time.Hour)) || until.Before(began.Add(11*time.Hour)) {
+				t.Fatalf("expect the hold to end within 12 h of the receive, got %v after", until.Sub(began))
+			}
+			time.Sleep(11 * time.Hour)
+			if got := w.receiveAll(t, w.dlq); len(got) != 0 {
+				t.Fatal("expect the held message still held 11 h later")
+			}
+		})
+	})
+}
+
 // A Filter that panics picks nothing; the pass goes on.
 func TestPanickingFilterPicksNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -494,4 +728,90 @@ func TestPanickingFilterPicksNothing(t *testing.T) {
 			t.Fatalf("expect one skipped and one replayed, got %+v", rep)
 		}
 	})
+}
+
+// blankAnswers answers the batch calls named in ops with 200 and an empty
+// body, as a proxy or gateway that swallows the call might (the SDK decodes
+// it as no entry in Successful and none in Failed): nothing reaches SQS.
+type blankAnswers struct {
+	replay.API
+	ops   map[string]bool
+	calls atomic.Int32
+}
+
+func (b *blankAnswers) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	if b.ops["SendMessageBatch"] {
+		b.calls.Add(1)
+		return &sqs.SendMessageBatchOutput{}, nil
+	}
+	return b.API.SendMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, fns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	if b.ops["DeleteMessageBatch"] {
+		b.calls.Add(1)
+		return &sqs.DeleteMessageBatchOutput{}, nil
+	}
+	return b.API.DeleteMessageBatch(ctx, in, fns...)
+}
+
+func (b *blankAnswers) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, fns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	if b.ops["ChangeMessageVisibilityBatch"] {
+		b.calls.Add(1)
+		return &sqs.ChangeMessageVisibilityBatchOutput{}, nil
+	}
+	return b.API.ChangeMessageVisibilityBatch(ctx, in, fns...)
+}
+
+// An entry of a batch answer in neither Successful nor Failed is
+// unconfirmed, as if lost in transit (package fifo's rule): a send is not
+// taken as sent, so nothing is deleted from the DLQ; a delete and a hold
+// are tried again, and not taken as done. A send answer that listed
+// nothing made the replayer delete the whole batch from the DLQ, sent
+// nowhere.
+func TestBatchAnswerWithoutTheEntryIsUnconfirmed(t *testing.T) {
+	for _, c := range []struct {
+		op    string
+		delay time.Duration // Policy's: over 15 min, the message is held
+		calls int32
+		check func(t *testing.T, w *world, rep replay.Report)
+	}{
+		{"SendMessageBatch", 0, 3, func(t *testing.T, w *world, rep replay.Report) {
+			if rep.Replayed != 0 || rep.Failed != 1 || len(w.receiveAll(t, w.dlq)) != 1 || len(w.receiveAll(t, w.main)) != 0 {
+				t.Fatalf("expect the message failed and still in the DLQ, got %+v", rep)
+			}
+		}},
+		{"DeleteMessageBatch", 0, 5, func(t *testing.T, w *world, rep replay.Report) {
+			if rep.Replayed != 0 || rep.Failed != 1 || len(w.receiveAll(t, w.main)) != 1 || len(w.receiveAll(t, w.dlq)) != 1 {
+				t.Fatalf("expect the message sent and, its delete unconfirmed, still in the DLQ and counted failed, got %+v", rep)
+			}
+		}},
+		{"ChangeMessageVisibilityBatch", time.Hour, 5, func(t *testing.T, w *world, rep replay.Report) {
+			if rep.Held != 0 || rep.Failed != 1 {
+				t.Fatalf("expect the unconfirmed hold counted failed, got %+v", rep)
+			}
+		}},
+	} {
+		t.Run(c.op, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				w.seedDLQ(t, "precious", "", nil)
+				api := &blankAnswers{API: w.api, ops: map[string]bool{c.op: true}}
+				r, err := replay.New(api, w.dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{D: c.delay}}
+					o.VisibilityTimeout = 30 * time.Second
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep := w.drain(t, r)
+				if n := api.calls.Load(); n != c.calls {
+					t.Errorf("expect %d tries of the unconfirmed entry, got %d", c.calls, n)
+				}
+				time.Sleep(31 * time.Second)
+				c.check(t, w, rep)
+			})
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -21,9 +22,12 @@ var ErrMalformedEvent = errors.New("replay: malformed SQS event")
 // once. Replayed and escalated messages are reported as successes, and
 // Lambda deletes them; held, waiting, skipped, failed and rejected ones are
 // reported as failures, so they stay in the DLQ (a held message is
-// invisible until due). Duplicate records are handled once. The DLQ must
-// not have a redrive policy of its own: escalation is explicit.
+// invisible until due; its 12 h count from 15 minutes before the
+// invocation, the event source mapping's receive). Duplicate records are
+// handled once. The DLQ must not have a redrive policy of its own:
+// escalation is explicit.
 func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (events.SQSEventResponse, error) {
+	invoked := time.Now()
 	msgs := make([]types.Message, 0, len(event.Records))
 	seen := make(map[string]bool, len(event.Records))
 	for i, rec := range event.Records {
@@ -42,8 +46,12 @@ func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (eve
 	}
 	r.obs.consumed.Add(ctx, int64(len(msgs)), r.obs.attrs)
 	var items []*item
-	if r.rate.admit(ctx, len(msgs)) && r.rate.pace(ctx, len(msgs), len(msgs)) {
-		items, _ = r.process(ctx, msgs, nil, true, nil)
+	if r.rate.admit(ctx, len(msgs)) {
+		r.rate.took(len(msgs), len(msgs))
+		// A call that failed for good fails its messages, reported one by
+		// one: failing the invocation would make Lambda send the moved
+		// ones again.
+		items, _, _ = r.process(ctx, msgs, invoked.Add(-lambdaReceiveAllowance), nil, true, nil)
 	}
 	moved := make(map[string]bool, len(items))
 	for _, it := range items {

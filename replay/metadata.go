@@ -37,7 +37,10 @@ type Metadata struct {
 	OriginalID string `json:"id"`
 	// FirstFailure is when the replayer first saw it in a dead-letter queue.
 	FirstFailure time.Time `json:"first"`
-	// SourceArn is the queue it was dead-lettered from, when known.
+	// SourceArn is the queue it was dead-lettered from, as SQS's
+	// DeadLetterQueueSourceArn names it, or "" when SQS set none (the
+	// "src" of a metadata attribute received is the sender's to forge,
+	// and is not carried on).
 	SourceArn string `json:"src,omitempty"`
 	// Attempt is the counter, kept here when the counter attribute did not
 	// fit.
@@ -160,7 +163,7 @@ func readMetadata(attrs map[string]types.MessageAttributeValue, counterAttribute
 	for _, name := range slices.Sorted(maps.Keys(md.Moved)) {
 		a := md.Moved[name]
 		if sqsrule.CheckAttributeName(name) != nil || sqsrule.BaseDataType(a.DataType) == "" {
-			return invalid("%s moves aside an attribute %q that is not one", MetadataAttribute, name)
+			return invalid("%s moves aside an entry that is not a valid attribute", MetadataAttribute)
 		}
 		if _, clash := attrs[name]; clash && name != MetadataAttribute && name != counterAttribute {
 			return invalid("%s moves aside attribute %q, which the message also carries", MetadataAttribute, name)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -38,6 +39,7 @@ type item struct {
 	group    string        // FIFO order key: "" when the message is not ordered
 	delay    int32         // DelaySeconds on a standard target
 	holdFor  time.Duration // how long to keep it in the DLQ (held, rejected)
+	until    time.Time     // when its hold ends, once SQS took it
 	form     form          // the escalation's form (see send.go)
 	tries    int           // sends that failed in a retryable way
 	solo     bool          // send alone: its batch was refused as a whole
@@ -52,22 +54,53 @@ type item struct {
 // pass is one batch of DLQ messages going through the replayer: plan, send,
 // settle, report.
 type pass struct {
-	r      *Replayer
-	items  []*item
-	now    time.Time
-	lambda bool    // Lambda deletes what it is told succeeded: no deletes here
-	claims *claims // FIFO groups in batches under way; nil: no other batch
+	r        *Replayer
+	items    []*item
+	now      time.Time
+	received time.Time // when SQS handed the batch out, at the earliest: 12 h of holds count from it
+	lambda   bool      // Lambda deletes what it is told succeeded: no deletes here
+	claims   *claims   // FIFO groups in batches under way; nil: no other batch
+
+	fatalMu sync.Mutex
+	fatal   error // a call's error no retry cures: it ends Run and Drain
 }
 
-// holdCap is the longest hold: SQS keeps a message invisible at most 12 h
-// from its receive; a minute is left for the time the pass took.
-const holdCap = sqsrule.MaxVisibility - time.Minute
+// failedForGood records a call's error if no retry can cure it (access
+// denied, a queue that does not exist): Run and Drain end with it once the
+// batch is done. Sends run on several goroutines.
+func (p *pass) failedForGood(err error) {
+	if !sqserr.Final(err) {
+		return
+	}
+	p.fatalMu.Lock()
+	defer p.fatalMu.Unlock()
+	if p.fatal == nil {
+		p.fatal = err
+	}
+}
 
-// process runs one batch from the DLQ. isLeft marks messages the caller
-// leaves as they are (seen before in this Drain); nil means none. claims,
-// when set, keeps a FIFO group in one batch under way at a time.
-func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []bool, lambda bool, c *claims) ([]*item, Report) {
-	p := &pass{r: r, items: make([]*item, len(msgs)), now: time.Now(), lambda: lambda, claims: c}
+// holdMargin is kept off SQS's 12 h, for the clocks' difference.
+const holdMargin = time.Second
+
+// lambdaReceiveAllowance is how long before an invocation its event source
+// mapping may have received the batch: a batching window of up to 5 min,
+// and the invocation's own start. Holds in Lambda count their 12 h from
+// that far back.
+const lambdaReceiveAllowance = 15 * time.Minute
+
+// holdLimit is the longest hold SQS accepts at now: 12 h from the receive
+// (SQS refuses more, it does not clamp), in whole seconds.
+func (p *pass) holdLimit(now time.Time) time.Duration {
+	return max(p.received.Add(sqsrule.MaxVisibility-holdMargin).Sub(now).Truncate(time.Second), 0)
+}
+
+// process runs one batch from the DLQ, received no earlier than received.
+// isLeft marks messages the caller leaves as they are (seen before in this
+// Drain); nil means none. claims, when set, keeps a FIFO group in one batch
+// under way at a time. It returns the batch's items, its report, and the
+// first error of a call that failed for good.
+func (r *Replayer) process(ctx context.Context, msgs []types.Message, received time.Time, isLeft []bool, lambda bool, c *claims) ([]*item, Report, error) {
+	p := &pass{r: r, items: make([]*item, len(msgs)), now: time.Now(), received: received, lambda: lambda, claims: c}
 	for i := range msgs {
 		it := &item{msg: &msgs[i], batch: p}
 		if isLeft != nil && isLeft[i] {
@@ -93,7 +126,7 @@ func (r *Replayer) process(ctx context.Context, msgs []types.Message, isLeft []b
 		p.count(&rep, it)
 		p.notify(it)
 	}
-	return p.items, rep
+	return p.items, rep, p.fatal
 }
 
 // plan decides what to do with one message: where it goes, with which
@@ -119,8 +152,10 @@ func (p *pass) plan(it *item) {
 	if d.Action == Replay {
 		it.target = r.route(m)
 		switch {
+		case it.target == "" && d.Metadata.SourceArn == "":
+			d = escalation(d, NotRoutable, "the message has no DeadLetterQueueSourceArn: SQS did not dead-letter it")
 		case it.target == "":
-			d = escalation(d, NotRoutable, "no target for source %q (not in Sources)", d.Metadata.SourceArn)
+			d = escalation(d, NotRoutable, "no target for source %q (not in Sources)", d.Metadata.SourceArn) // an ARN SQS set
 		case sqsrule.IsFIFO(it.target) && group == "":
 			d = escalation(d, NotRoutable, "the FIFO target needs a MessageGroupId and the message has none")
 		case sqsrule.IsFIFO(it.target) && sqsrule.CheckGroupID(group) != nil:
@@ -180,7 +215,7 @@ func (p *pass) schedule(it *item) {
 	case !fifo && wait <= maxDelay:
 		it.delay = seconds(wait)
 	default:
-		it.state, it.holdFor = held, min(wait, holdCap)
+		it.state, it.holdFor = held, min(wait, p.holdLimit(p.now))
 	}
 }
 
@@ -284,16 +319,15 @@ func (p *pass) notify(it *item) {
 			h.Escalated(ctx, m, d)
 		}
 	case held:
-		until := p.now.Add(it.holdFor)
-		log.LogAttrs(ctx, slog.LevelDebug, "replay: held in the DLQ until due", id, slog.Time("until", until))
+		log.LogAttrs(ctx, slog.LevelDebug, "replay: held in the DLQ until due", id, slog.Time("until", it.until))
 		if h.Held != nil {
-			h.Held(ctx, m, d, until)
+			h.Held(ctx, m, d, it.until)
 		}
 	case waiting:
 		log.LogAttrs(ctx, slog.LevelDebug, "replay: waiting behind an earlier message of its group", id)
 	case rejected:
 		log.LogAttrs(ctx, slog.LevelError, "replay: SQS accepts the message in no form; left in the DLQ for a human", id,
-			slog.String("reason", string(d.Reason)), slog.Any("error", it.err), slog.Duration("held_for", it.holdFor))
+			slog.String("reason", string(d.Reason)), slog.Any("error", it.err), slog.Time("held_until", it.until))
 		if h.Rejected != nil {
 			h.Rejected(ctx, m, d, it.err)
 		}

@@ -17,8 +17,9 @@ import (
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
-// Run replays continuously until ctx is done, or a receive fails for good
-// (the DLQ does not exist, access is denied), whose error it returns.
+// Run replays continuously until ctx is done, or a call fails for good (a
+// queue does not exist, access is denied to a receive, a send, a delete or
+// a hold), whose error it returns once the batches under way are done.
 // Receive errors worth retrying are retried after ReceiveBackoff, one
 // receive probing while the others wait.
 //
@@ -40,8 +41,9 @@ func (r *Replayer) Run(ctx context.Context) error {
 // later messages, at the first such receive made while no other receive or
 // batch was under way and none started or ended. A receive that fails in a
 // retryable way is retried after ReceiveBackoff, five times in a row at
-// most; after that, or on a final error, Drain returns the error with what
-// it did so far. Batches in progress are always finished.
+// most; after that, or on a call's final error (as Run's), Drain returns
+// the error with what it did so far. Batches in progress are always
+// finished.
 func (r *Replayer) Drain(ctx context.Context) (Report, error) {
 	l := r.newLoop(ctx, true)
 	err := l.run()
@@ -109,7 +111,7 @@ func (l *loop) worker(i int) {
 	if l.drain {
 		wait = time.Second
 	}
-	size := r.receiveSize()
+	size := receiveSize(r.opts.RateLimit)
 	probing := false // this worker probes a failing DLQ for the others
 	for l.ctx.Err() == nil {
 		if !probing && !l.gate.enter(l.ctx) {
@@ -122,12 +124,9 @@ func (l *loop) worker(i int) {
 		l.receiving++
 		epoch := l.epoch
 		l.mu.Unlock()
+		asked := time.Now() // SQS hands the messages out after this
 		msgs, err := r.receive(l.ctx, wait, size)
-		// Messages received are processed even if the loop ends meanwhile;
-		// only the caller's ctx cuts the wait for the rate short.
-		if !r.rate.pace(l.outer, size, len(msgs)) {
-			return // shutting down: the messages come back after their visibility timeout
-		}
+		r.rate.took(size, len(msgs)) // messages received are processed even if the loop ends meanwhile
 		if err != nil {
 			l.mu.Lock()
 			l.receiving--
@@ -153,13 +152,16 @@ func (l *loop) worker(i int) {
 			l.wakeAll() // more is waiting: rested workers join in
 		}
 		work, cancel := context.WithTimeout(context.WithoutCancel(l.outer), r.opts.VisibilityTimeout)
-		_, rep := r.process(work, msgs, isLeft, false, l.claims)
+		_, rep, fatal := r.process(work, msgs, asked, isLeft, false, l.claims)
 		cancel()
 		l.mu.Lock()
 		l.report.add(rep)
 		l.batches--
 		l.epoch++
 		l.mu.Unlock()
+		if fatal != nil {
+			l.fail(fatal)
+		}
 		if l.drain {
 			l.wakeAll() // a batch ended: its FIFO groups are free; look again
 		}
@@ -356,11 +358,11 @@ func (r *Replayer) receive(ctx context.Context, wait time.Duration, n int) ([]ty
 }
 
 // receiveSize is how many messages one receive asks for: ten, or with a
-// RateLimit below ten, the rate rounded down, so that one receive is never
-// more than a second's worth.
-func (r *Replayer) receiveSize() int {
-	if r.rate == nil {
+// RateLimit below ten, the rate rounded down (at least one), so that one
+// receive is never more than a second's worth.
+func receiveSize(rate float64) int {
+	if rate <= 0 {
 		return maxReceive
 	}
-	return min(max(int(r.rate.rate), 1), maxReceive)
+	return min(max(int(min(rate, maxReceive)), 1), maxReceive)
 }

@@ -39,6 +39,10 @@ const (
 	// Unsendable: SQS refuses the message as it is (an attribute it does not
 	// accept); the escalation carries what it refuses moved aside.
 	Unsendable Reason = "unsendable"
+	// BackoffFailed: the Policy's Backoff strategy panicked for this replay
+	// (a bug in it): the message goes to a human rather than being held in a
+	// loop, and the policy needs fixing.
+	BackoffFailed Reason = "backoff-failed"
 )
 
 // Action is what to do with a dead-lettered message.
@@ -163,7 +167,8 @@ type Decision struct {
 // as InvalidMetadata, with the original attributes kept in Metadata.Moved.
 // Past MaxAttempts it escalates as AttemptsExhausted. A message whose body
 // and attributes, with the replayer's own, would exceed MaxMessageBytes
-// escalates as TooLarge.
+// escalates as TooLarge. A Backoff strategy that panics escalates it as
+// BackoffFailed: Decide never panics.
 //
 // The delay is random but reproducible: the strategy draws from a source
 // seeded by the DLQ message's MessageId, which SQS assigns, and the attempt,
@@ -181,9 +186,10 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	if md.FirstFailure.IsZero() {
 		md.FirstFailure = now.UTC().Truncate(time.Millisecond)
 	}
-	if src := m.Attributes[string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)]; src != "" {
-		md.SourceArn = src
-	}
+	// The source is what SQS says, or unknown: a "src" in the metadata is
+	// the sender's to forge. Reason and Detail are an escalation's own.
+	md.SourceArn = m.Attributes[string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)]
+	md.Reason, md.Detail = "", ""
 	d := Decision{Metadata: md}
 	escalate := func(r Reason, format string, args ...any) Decision {
 		d.Action, d.Reason, d.Detail = Escalate, r, fmt.Sprintf(format, args...)
@@ -213,13 +219,29 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 		return escalate(TooLarge, "%d bytes with the replay metadata exceed %d", size, p.MaxMessageBytes)
 	}
 	prev := min(md.LastDelay, p.MaxBackoff)
-	delay := backoff.WithRand(p.Backoff, seeded(id, d.Attempt)).Delay(d.Attempt-1, prev)
+	delay, failure := p.delay(id, d.Attempt, prev)
+	if failure != nil {
+		return escalate(BackoffFailed, "the Backoff strategy panicked on replay %d: %v", d.Attempt, failure)
+	}
 	if delay == backoff.Stop {
 		return escalate(AttemptsExhausted, "the backoff strategy stopped after %d replays", count)
 	}
 	d.Action, d.Delay = Replay, min(max(delay, 0), p.MaxBackoff)
 	d.Metadata.LastDelay = d.Delay
 	return d
+}
+
+// delay is the Backoff strategy's delay for replay attempt, reseeded for
+// the message; failure is what it panicked with, if it did (a bug in a
+// user's strategy New could not see): Decide escalates rather than crash
+// the worker that called it.
+func (p Policy) delay(id string, attempt int, prev time.Duration) (d time.Duration, failure any) {
+	defer func() {
+		if v := recover(); v != nil {
+			d, failure = 0, v
+		}
+	}()
+	return backoff.WithRand(p.Backoff, seeded(id, attempt)).Delay(attempt-1, prev), nil
 }
 
 // metadataAllowance is room kept for the replayer's attributes when
@@ -239,7 +261,7 @@ func (p Policy) counter(attrs map[string]types.MessageAttributeValue, md Metadat
 		return 0, fmt.Errorf("counter %s is set and %s holds a count too", p.CounterAttribute, MetadataAttribute)
 	}
 	if base := sqsrule.BaseDataType(aws.ToString(v.DataType)); base != "Number" && base != "String" {
-		return 0, fmt.Errorf("counter %s has data type %q", p.CounterAttribute, aws.ToString(v.DataType))
+		return 0, fmt.Errorf("counter %s is not a Number or String attribute", p.CounterAttribute)
 	}
 	s := strings.TrimSpace(aws.ToString(v.StringValue))
 	n, err := strconv.ParseInt(s, 10, 64)

@@ -110,6 +110,26 @@ func TestDecideTooLarge(t *testing.T) {
 	}
 }
 
+// tableDelays is a user's table-driven strategy with a bug: it indexes
+// past its table from the third replay on. It passes New's checks.
+type tableDelays []time.Duration
+
+func (t tableDelays) Delay(attempt int, _ time.Duration) time.Duration { return t[attempt] }
+
+// Decide never panics: a Backoff strategy that panics escalates the message
+// (BackoffFailed, its detail naming the replay) instead of crashing the
+// Run or Drain worker that called it, which took the process down.
+func TestDecideEscalatesWhenTheBackoffPanics(t *testing.T) {
+	p := Policy{MaxAttempts: 5, Backoff: tableDelays{time.Second, time.Minute}}
+	if d := p.Decide(dlqMessage("m-1", counter("1")), now); d.Action != Replay || d.Delay != time.Minute {
+		t.Fatalf("expect replay 2 after a minute, got %+v", d)
+	}
+	d := p.Decide(dlqMessage("m-1", counter("2")), now)
+	if d.Action != Escalate || d.Reason != BackoffFailed || d.Metadata.Reason != BackoffFailed || !strings.Contains(d.Detail, "replay 3") {
+		t.Fatalf("expect BackoffFailed on replay 3, got %+v", d)
+	}
+}
+
 func tenAttributes() map[string]types.MessageAttributeValue {
 	attrs := map[string]types.MessageAttributeValue{}
 	for _, n := range strings.Split("a b c d e f g h i", " ") {

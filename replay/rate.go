@@ -2,76 +2,116 @@ package replay
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
-
-	"github.com/sqskit/sqskit/backoff"
 )
 
-// pacer spaces the messages taken from the DLQ so that no more than rate go
-// per second, however many batches are in flight. A receive is admitted
-// only once the schedule, counting the receives already under way, has
-// caught up with now, so its messages wait at most about one batch's worth
-// before they may go; then its messages are paced from the time they came.
-// A nil pacer paces nothing.
+// burstWindow sizes the pacer's bucket when a receive's worth is less than
+// the rate allows in this time: at a high rate, enough receives may be in
+// flight at once to keep up with it at up to this latency per call.
+const burstWindow = 100 * time.Millisecond
+
+// maxSpan bounds a pacing span: a rate so low that a message's span
+// overflows time.Duration waits this long (a century) instead.
+const maxSpan = 100 * 365 * 24 * time.Hour
+
+// pacer is a token bucket on the messages taken from the DLQ. Tokens come
+// at rate per second, up to burst; a receive of up to n messages starts only
+// while the tokens cover its n and what every receive under way may still
+// bring, and the messages it brings take their tokens as they come. So in
+// any t seconds at most rate·t + burst messages are taken, however many
+// batches are in flight, and a message never waits after its receive: its
+// pass starts at once, well within its visibility timeout. A nil pacer
+// paces nothing.
 type pacer struct {
-	rate float64 // messages per second
+	rate  float64 // messages per second
+	burst int     // the bucket: one receive, or burstWindow's worth when that is more
 
 	mu      sync.Mutex
-	next    time.Time // when the next message may go
-	pending int       // messages asked for by admitted receives, not yet paced
+	empty   time.Time     // the bucket holds the tokens that came since, at most burst
+	pending int           // messages receives under way may still bring
+	changed chan struct{} // closed, and replaced, when a receive ends
 }
 
-func newPacer(rate float64) *pacer {
+func newPacer(rate float64, receive int) *pacer {
 	if rate <= 0 {
 		return nil
 	}
-	return &pacer{rate: rate}
+	burst := max(receive, int(min(rate*burstWindow.Seconds(), MaxConcurrency*maxReceive)))
+	return &pacer{rate: rate, burst: burst, changed: make(chan struct{})}
 }
 
+// span is how long n tokens take to come, at most maxSpan.
 func (p *pacer) span(n int) time.Duration {
-	return time.Duration(float64(n) / p.rate * float64(time.Second))
+	s := float64(n) / p.rate * float64(time.Second)
+	if s >= float64(maxSpan) || math.IsNaN(s) {
+		return maxSpan
+	}
+	return time.Duration(s)
 }
 
-// admit waits until a receive of up to n messages may start.
+// admit waits until a receive of up to n messages (at most burst) may
+// start, and counts it as under way. It reports false when ctx ended first.
 func (p *pacer) admit(ctx context.Context, n int) bool {
 	if p == nil {
 		return ctx.Err() == nil
 	}
+	n = min(n, p.burst)
 	for {
 		p.mu.Lock()
 		now := time.Now()
-		due := p.next.Add(p.span(p.pending))
-		if !due.After(now) {
-			p.pending += n
-			p.mu.Unlock()
-			return true
+		if full := p.span(p.burst); now.Sub(p.empty) > full {
+			p.empty = now.Add(-full)
+		}
+		var wait time.Duration
+		var changed chan struct{}
+		if need := p.pending + n; need <= p.burst {
+			wait = p.span(need) - now.Sub(p.empty)
+			if wait <= 0 {
+				p.pending += n
+				p.mu.Unlock()
+				return true
+			}
+		} else {
+			changed = p.changed // until a receive under way ends
 		}
 		p.mu.Unlock()
-		if !backoff.Sleep(ctx, due.Sub(now)) {
+		var timer *time.Timer
+		var timeout <-chan time.Time
+		if changed == nil {
+			timer = time.NewTimer(wait)
+			timeout = timer.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-timeout:
+		case <-changed:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() != nil {
 			return false
 		}
 	}
 }
 
-// pace accounts for the k messages an admitted receive of n brought, and
-// waits until they may go. It reports false only when ctx ended while they
-// had to wait.
-func (p *pacer) pace(ctx context.Context, n, k int) bool {
+// took ends an admitted receive of n that brought k messages: they take
+// their tokens (k above n, a Lambda batch larger than the bucket, runs it
+// into debt that later receives wait out).
+func (p *pacer) took(n, k int) {
 	if p == nil {
-		return true
+		return
 	}
 	p.mu.Lock()
-	p.pending -= n
+	defer p.mu.Unlock()
+	p.pending -= min(n, p.burst)
 	now := time.Now()
-	start := p.next
-	if start.Before(now) {
-		start = now
+	if full := p.span(p.burst); now.Sub(p.empty) > full {
+		p.empty = now.Add(-full)
 	}
-	p.next = start.Add(p.span(k))
-	p.mu.Unlock()
-	if !start.After(now) {
-		return true
-	}
-	return backoff.Sleep(ctx, start.Sub(now))
+	p.empty = p.empty.Add(p.span(k))
+	close(p.changed)
+	p.changed = make(chan struct{})
 }

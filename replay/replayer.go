@@ -66,8 +66,10 @@ type Options struct {
 	// a group's messages are sent one after the other.
 	Concurrency int
 	// RateLimit caps the messages per second taken from the DLQ: every
-	// message received counts, whether it is then moved or not. 0 means no
-	// cap; otherwise a finite positive number.
+	// message received counts, whether it is then moved or not, in bursts
+	// of at most one receive (or a tenth of a second's worth when that is
+	// more). 0 means no cap; otherwise a finite positive number (one so
+	// low that a message takes more than a century waits a century).
 	RateLimit float64
 	// DryRun decides and reports (Report.Decisions) but sends, deletes and
 	// holds nothing. Default false.
@@ -120,17 +122,21 @@ type Options struct {
 // Each gets the message's ctx: it carries the message's decision span (with
 // a TracerProvider) and its producer's trace context (with a Propagator).
 type Hooks struct {
-	// Replayed: sent to target with the decision's attempt and delay.
+	// Replayed: sent to target with the decision's attempt and delay, and
+	// deleted from the DLQ (in Lambda, reported for Lambda to delete).
 	Replayed func(ctx context.Context, m *types.Message, d Decision, target string)
 	// Held: kept in the DLQ until its replay is due.
 	Held func(ctx context.Context, m *types.Message, d Decision, until time.Time)
-	// Escalated: sent to the operator queue.
+	// Escalated: sent to the operator queue, and deleted from the DLQ.
 	Escalated func(ctx context.Context, m *types.Message, d Decision)
-	// Failed: could not be moved now; it stays in the DLQ for a later pass.
+	// Failed: could not be moved now, or was sent but its delete from the
+	// DLQ failed (err says which); it stays in the DLQ for a later pass.
 	Failed func(ctx context.Context, m *types.Message, err error)
 	// Rejected: SQS accepts the message in no form the replayer can build,
 	// not even as an escalation with its attributes or metadata left out.
-	// It stays in the DLQ, held for Policy.MaxBackoff, and needs a human.
+	// It stays in the DLQ, held for Policy.MaxBackoff (at most 12 h from
+	// its receive), and needs a human. If the hold fails too, err says so,
+	// and the message comes back after the visibility timeout.
 	Rejected func(ctx context.Context, m *types.Message, d Decision, err error)
 }
 
@@ -149,11 +155,13 @@ type Replayer struct {
 // New returns a Replayer for the dead-letter queue dlqURL, escalating to
 // operatorQueueURL. One of Options.Target and Options.Sources is required.
 // Invalid options return an error matching ErrConfig, before any call to
-// SQS.
+// SQS; a nil option function is skipped.
 func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) (*Replayer, error) {
 	var o Options
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)
@@ -168,7 +176,7 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 		return nil, err
 	}
 	r := &Replayer{client: client, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved()}
-	r.rate = newPacer(o.RateLimit)
+	r.rate = newPacer(o.RateLimit, receiveSize(o.RateLimit))
 	r.obs = newObserver(&r.opts, dlqURL)
 	return r, nil
 }
@@ -258,8 +266,9 @@ type Report struct {
 	// Waiting messages stay in the DLQ behind an earlier message of their
 	// FIFO group that did not move (held, failed, skipped, rejected).
 	Waiting int
-	// Failed messages could not be moved now (an error from SQS); they come
-	// back after the visibility timeout.
+	// Failed messages could not be moved now (an error from SQS), or were
+	// sent but could not be deleted from the DLQ (they will be sent again);
+	// they come back after the visibility timeout.
 	Failed int
 	// Skipped messages were not picked by the Filter.
 	Skipped int

@@ -291,6 +291,14 @@ func TestReplayOptions(t *testing.T) {
 	}
 }
 
+// A nil option function is skipped: it made New panic.
+func TestNilOptionFuncIsSkipped(t *testing.T) {
+	var unset func(*replay.Options)
+	if _, err := replay.New(sqsfake.New().Client(), "dlq-url", "ops", unset, func(o *replay.Options) { o.Target = "main" }); err != nil {
+		t.Fatalf("expect the nil option skipped, got %v", err)
+	}
+}
+
 // The default policy spaces replays by a growing delay a user watching the
 // queues can see: each replay reaches the main queue its delay after it
 // left the DLQ (the sample's rule), and each delay is at least the one

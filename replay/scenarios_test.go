@@ -293,3 +293,223 @@ func TestRateLimit(t *testing.T) {
 		})
 	}
 }
+
+// receiveLog records when messages were taken from a queue.
+type receiveLog struct {
+	replay.API
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (l *receiveLog) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, fns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := l.API.ReceiveMessage(ctx, in, fns...)
+	if err == nil {
+		l.mu.Lock()
+		for range out.Messages {
+			l.at = append(l.at, time.Now())
+		}
+		l.mu.Unlock()
+	}
+	return out, err
+}
+
+func (l *receiveLog) taken() []time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.at)
+}
+
+// withinRate fails unless every run of receipts fits the rate over its
+// span plus one burst.
+func withinRate(t *testing.T, at []time.Time, rate float64, burst int) {
+	t.Helper()
+	for i := range at {
+		for j := i; j < len(at); j++ {
+			if allowed := rate*at[j].Sub(at[i]).Seconds() + float64(burst); float64(j-i+1) > allowed {
+				t.Fatalf("expect at most %v messages taken from %v to %v, got %d", allowed, at[i].Sub(at[0]), at[j].Sub(at[0]), j-i+1)
+			}
+		}
+	}
+}
+
+// RateLimit is measured on receives, in bursts of at most one receive:
+// Run's receives, long-polling an empty DLQ, do not all take their ten when
+// messages arrive. The pacer's schedule started at the zero time, so every
+// worker was admitted at once: 16 long polls took 160 messages in the same
+// instant at RateLimit 10.
+func TestRateLimitBurstsOfOneReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		log := &receiveLog{API: w.api}
+		r, err := replay.New(log, w.dlq, w.operator, func(o *replay.Options) {
+			o.Target = w.main
+			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+			o.RateLimit = 10
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		time.Sleep(time.Second) // every receive long-polls the empty DLQ
+		for b := range 30 {
+			entries := make([]types.SendMessageBatchRequestEntry, 10)
+			for i := range entries {
+				entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String(fmt.Sprintf("m%02d-%d", b, i))}
+			}
+			if _, err := w.api.SendMessageBatch(context.Background(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(w.dlq), Entries: entries}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(10 * time.Second)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		at := log.taken()
+		if len(at) < 90 {
+			t.Fatalf("expect about 100 messages taken in 10 s at RateLimit 10, got %d", len(at))
+		}
+		withinRate(t, at, 10, 10)
+	})
+}
+
+// Under a RateLimit a message waits before its receive, never after it: at
+// 0.1 per second each receive takes one message and starts its pass at
+// once. Messages taken together waited in the pacer, invisible, past their
+// 60 s visibility timeout, and a second reader of the DLQ replayed them
+// too.
+func TestRateLimitHoldsNoMessagePastItsVisibility(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		slow, err := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
+			o.Target = w.main
+			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+			o.RateLimit = 0.1
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- slow.Run(ctx) }()
+		time.Sleep(time.Second)
+		for i := range 16 {
+			w.seedDLQ(t, fmt.Sprintf("m%02d", i), "", nil)
+		}
+		time.Sleep(61 * time.Second)
+		// An operator drains the DLQ by hand, without a rate.
+		if _, err := w.replayer(t).Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(200 * time.Second)
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if got := w.takeAll(t, w.main); len(got) != 16 {
+			t.Fatalf("16 messages dead-lettered, %d on the target: the rate-limited replayer held some past their visibility timeout", len(got))
+		}
+	})
+}
+
+// A tiny RateLimit is a tiny rate: one message in 300 years moves one
+// message. Its pacing span overflowed time.Duration into the past, and
+// nothing was paced.
+func TestTinyRateLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		for i := range 30 {
+			w.seedDLQ(t, fmt.Sprint(i), "", nil)
+		}
+		log := &receiveLog{API: w.api}
+		r, err := replay.New(log, w.dlq, w.operator, func(o *replay.Options) {
+			o.Target = w.main
+			o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+			o.Concurrency = 1
+			o.RateLimit = 1e-10
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		if _, err := r.Drain(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("expect Drain to wait for the rate until its ctx ended, got %v", err)
+		}
+		if n := len(log.taken()); n != 1 {
+			t.Fatalf("expect one message taken within the hour at RateLimit 1e-10/s, got %d", n)
+		}
+	})
+}
+
+// A batch in progress when Run's ctx ends is finished: its sends, deletes
+// and holds use a ctx that outlives Run's, so nothing sent is left
+// undeleted, and every message received is processed, with a RateLimit
+// too. Messages that waited in the pacer after their receive were dropped
+// at the end of Run, to come back only after their visibility timeout.
+func TestRunFinishesTheBatchInProgress(t *testing.T) {
+	for _, rate := range []float64{0, 1} {
+		t.Run(fmt.Sprint("RateLimit ", rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := newWorld(t, false)
+				for i := range 3 {
+					w.seedDLQ(t, fmt.Sprint(i), "", nil)
+				}
+				w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Latency: 5 * time.Second})
+				log := &receiveLog{API: w.api}
+				r, err := replay.New(log, w.dlq, w.operator, func(o *replay.Options) {
+					o.Target = w.main
+					o.Policy = replay.Policy{Backoff: backoff.Constant{}}
+					o.RateLimit = rate
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() { done <- r.Run(ctx) }()
+				time.Sleep(500 * time.Millisecond) // the sends are on their way
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatal(err)
+				}
+				onMain, taken := w.receiveAll(t, w.main), len(log.taken())
+				time.Sleep(time.Minute) // past the receive's visibility timeout
+				if inDLQ := w.receiveAll(t, w.dlq); taken == 0 || len(onMain) != taken || len(inDLQ) != 3-taken {
+					t.Fatalf("expect every message taken (%d) on main and deleted from the DLQ, got %d on main, %d in the DLQ", taken, len(onMain), len(inDLQ))
+				}
+			})
+		})
+	}
+}
+
+// Why the DLQ must not have a redrive policy of its own (the package doc;
+// nothing checks it, as the Replayer's API has no GetQueueAttributes):
+// holds count as receives, so SQS moves a message held until due on to the
+// DLQ's own dead-letter queue at its next receive, out of the replayer's
+// reach, instead of handing it over to be replayed.
+func TestDLQRedrivePolicyTakesHeldMessagesAway(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		lost := w.create(t, "dlq-of-dlq", nil)
+		if _, err := w.api.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(w.dlq), Attributes: map[string]string{
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:dlq-of-dlq","maxReceiveCount":1}`,
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		w.seedDLQ(t, "m", "", nil)
+		r := w.replayer(t, func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} })
+		if rep := w.drain(t, r); rep.Held != 1 {
+			t.Fatalf("expect the message held for its hour, got %+v", rep)
+		}
+		time.Sleep(time.Hour + time.Minute)
+		if rep := w.drain(t, r); rep.Replayed != 0 {
+			t.Fatalf("expect nothing to replay, got %+v", rep)
+		}
+		if got := w.receiveAll(t, lost); len(got) != 1 {
+			t.Fatalf("expect the held message moved to the DLQ's own DLQ, got %d there", len(got))
+		}
+	})
+}

@@ -186,7 +186,7 @@ func (p *pass) refuse(it *item, reason Reason, detail string) bool {
 		it.form++
 		return true
 	}
-	it.state, it.holdFor = rejected, min(p.r.policy.MaxBackoff, holdCap)
+	it.state, it.holdFor = rejected, p.r.policy.MaxBackoff
 	it.err = fmt.Errorf("%w: %s", ErrRejected, detail)
 	return false
 }
@@ -284,6 +284,11 @@ func traceHeader(m *types.Message) string {
 	return h
 }
 
+// missingResult is the code of an entry a batch answer lists in neither
+// Successful nor Failed: its outcome is unknown, as if lost in transit, and
+// it is tried again (package fifo's rule).
+const missingResult = "MissingResult"
+
 // entryError is a send entry's failure, for its error.type.
 type entryError struct{ code string }
 
@@ -313,12 +318,22 @@ func (p *pass) sendChunk(ctx context.Context, c []outgoing) {
 		}
 		return
 	}
+	sent := make(map[string]bool, len(out.Successful))
+	for _, s := range out.Successful {
+		sent[aws.ToString(s.Id)] = true
+	}
 	failures := make(map[string]types.BatchResultErrorEntry, len(out.Failed))
 	for _, f := range out.Failed {
 		failures[aws.ToString(f.Id)] = f
 	}
 	for i, o := range c {
-		f, bad := failures[strconv.Itoa(i)]
+		id := strconv.Itoa(i)
+		f, bad := failures[id]
+		if !bad && !sent[id] {
+			// In neither list: unconfirmed, as if lost in transit. Only
+			// what SQS says it accepted leaves the DLQ.
+			f, bad = types.BatchResultErrorEntry{Id: aws.String(id), Code: aws.String(missingResult), Message: aws.String("the entry is missing from the answer")}, true
+		}
 		if bad {
 			p.r.obs.sentTo(o.it.ctx, target, &entryError{code: aws.ToString(f.Code)})
 		} else {
@@ -345,6 +360,7 @@ func (p *pass) callFailed(ctx context.Context, it *item, err error, batchLen int
 	switch {
 	case ctx.Err() != nil || sqserr.Final(err):
 		it.state, it.err = failed, err
+		p.failedForGood(err)
 	case sqserr.Transient(err):
 		p.retry(it, err)
 	case batchLen > 1:
