@@ -2,12 +2,16 @@ package sqstest_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/goleak"
 
@@ -22,26 +26,65 @@ func TestConformanceFauxqs(t *testing.T) {
 	sqstest.Run(t, &sqstest.RemoteHarness{API: emu.Client(), Prefix: "sqskit-", Gaps: fauxqs.Gaps()})
 }
 
-// TestConformanceEndpoint runs the suite against another SQS: an emulator
-// at SQSKIT_SQS_ENDPOINT (static test credentials), or real AWS with
-// SQSKIT_AWS=1 (the default credential chain and region). It creates and
-// deletes queues named sqskit-*.
+// TestConformanceEndpoint runs the suite against another SQS: the emulator
+// at SQSKIT_SQS_ENDPOINT or SQSKIT_ENDPOINT (the examples' variable), or
+// real AWS with SQSKIT_AWS=1 (the default credential chain and region). It
+// creates and deletes queues named sqskit-*.
 func TestConformanceEndpoint(t *testing.T) {
-	var api sqstest.API
-	switch endpoint := os.Getenv("SQSKIT_SQS_ENDPOINT"); {
-	case endpoint != "":
-		api = fauxqs.NewClient(endpoint)
-	case os.Getenv("SQSKIT_AWS") != "":
-		cfg, err := config.LoadDefaultConfig(context.Background())
-		if err != nil {
-			t.Fatalf("load AWS config: %v", err)
-		}
-		api = sqs.NewFromConfig(cfg)
-	default:
-		t.Skip("neither SQSKIT_SQS_ENDPOINT nor SQSKIT_AWS is set")
+	endpoint := conformanceEndpoint()
+	if endpoint == "" {
+		t.Skip("none of SQSKIT_SQS_ENDPOINT, SQSKIT_ENDPOINT and SQSKIT_AWS is set")
 	}
+	api := endpointClient(t, endpoint)
 	prefix := "sqskit-" + strconv.FormatInt(time.Now().Unix(), 36) + "-"
 	sqstest.Run(t, &sqstest.RemoteHarness{API: api, Prefix: prefix})
+}
+
+// realAWS is what conformanceEndpoint returns for SQSKIT_AWS.
+const realAWS = "aws"
+
+// conformanceEndpoint returns the endpoint the environment names:
+// SQSKIT_SQS_ENDPOINT first (this suite's own), then SQSKIT_ENDPOINT (the
+// one the examples read, so one variable serves both), then realAWS for
+// SQSKIT_AWS; "" for none.
+func conformanceEndpoint() string {
+	for _, name := range []string{"SQSKIT_SQS_ENDPOINT", "SQSKIT_ENDPOINT"} {
+		if e := os.Getenv(name); e != "" {
+			return e
+		}
+	}
+	if os.Getenv("SQSKIT_AWS") != "" {
+		return realAWS
+	}
+	return ""
+}
+
+// endpointClient returns a client for endpoint (a URL, or realAWS) whose
+// idle connections are closed when t ends: left open, their read and write
+// loops are goroutines goleak reports after every case has passed. At a
+// URL it uses static test credentials unless the environment has AWS ones,
+// and us-east-1 unless it names a region.
+func endpointClient(t *testing.T, endpoint string) *sqs.Client {
+	t.Helper()
+	var loads []func(*config.LoadOptions) error
+	if endpoint != realAWS && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+		loads = append(loads, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	}
+	cfg, err := config.LoadDefaultConfig(context.Background(), loads...)
+	if err != nil {
+		t.Fatalf("load AWS config: %v", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	transport := awshttp.NewBuildableClient().GetTransport() // the SDK's defaults, with a handle on the connections
+	t.Cleanup(transport.CloseIdleConnections)
+	return sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.HTTPClient = &http.Client{Transport: transport}
+		if endpoint != realAWS {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

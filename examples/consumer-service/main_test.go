@@ -4,22 +4,130 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
-func TestRunInMemory(t *testing.T) {
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func inMemory(t *testing.T) {
 	t.Setenv("SQSKIT_ENDPOINT", "")
 	t.Setenv("SQSKIT_AWS", "")
-	var out bytes.Buffer
-	if err := run(context.Background(), &out); err != nil {
-		t.Fatal(err)
+}
+
+// The delays are the default RedeliveryBackoff's, seeded, on the simulated
+// clock; orders 0 to 19 but 13 are worth 10 × (190 − 13).
+const transcript = `backend: in memory, on simulated time
+    0s  sent 20 orders to jobs (dead-letter queue after 3 receives); order 13 is not JSON
+    0s  order 13 failed (receive 1); back on the queue in 1s
+    1s  order 13 failed (receive 2); back on the queue in 2s
+    3s  order 13 failed (receive 3); back on the queue in 3s
+    6s  SQS moved order 13 to the dead-letter queue
+handled 19 orders worth 1770; 3 failures; in the dead-letter queue: not json
+`
+
+// failureLogged is what the consumer's Logger writes to standard error for
+// each failure of order 13: the decode error, never the body.
+const failureLogged = `msg="consumer: message failed"`
+
+func TestRunInMemory(t *testing.T) {
+	inMemory(t)
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), &out, &errs); err != nil {
+		t.Fatalf("run: %v\n%s", err, errs.String())
 	}
-	// Orders 0..19 but 13: 10·(190 − 13).
-	if want := "handled 19 orders worth 1770, 1 failed"; !strings.Contains(out.String(), want) {
-		t.Fatalf("expect %q in:\n%s", want, out.String())
+	if out.String() != transcript {
+		t.Errorf("expect:\n%s\ngot:\n%s", transcript, out.String())
+	}
+	if n := strings.Count(errs.String(), failureLogged); n != maxReceives {
+		t.Errorf("expect %d failures logged on standard error, got %d:\n%s", maxReceives, n, errs.String())
+	}
+	if !strings.Contains(errs.String(), "handler: decode body") || strings.Contains(errs.String(), "not json") {
+		t.Errorf("expect the decode error logged, and never the body, got:\n%s", errs.String())
 	}
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The retries' six seconds pass on the simulated clock only: in a synctest
+// bubble, whose clock moves only as far as the code waits, the run moves it
+// less than a second.
+func TestRunInMemoryWaitsOnSimulatedTimeOnly(t *testing.T) {
+	inMemory(t)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), &out, &errs); err != nil {
+			t.Fatalf("run: %v\n%s", err, errs.String())
+		}
+		if waited := time.Since(start); waited > time.Second {
+			t.Errorf("expect under a second of waiting on the machine's clock, got %v", waited)
+		}
+	})
+}
+
+// cancelOn is an output that cancels the run's ctx, as SIGTERM does, when a
+// line containing mark is written.
+type cancelOn struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	mark   string
+	cancel context.CancelFunc
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if bytes.Contains(p, []byte(w.mark)) {
+		w.cancel()
+	}
+	return w.buf.Write(p)
+}
+
+// A signal in the middle ends the run cleanly: the consumer shuts down,
+// the queues are deleted, and the run reports where it stopped.
+func TestRunStopsOnSignal(t *testing.T) {
+	inMemory(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &cancelOn{mark: "failed (receive 2)", cancel: cancel}
+	var errs bytes.Buffer
+	if err := run(ctx, out, &errs); err != nil {
+		t.Fatalf("expect a clean stop, got %v\n%s", err, errs.String())
+	}
+	if want := "stopped by a signal: 19 orders handled, 2 failures\n"; !strings.HasSuffix(out.buf.String(), want) {
+		t.Errorf("expect the output to end with %q, got:\n%s", want, out.buf.String())
+	}
+}
+
+// Against an endpoint (sqsfake over HTTP) the same story runs in real time,
+// about three seconds, on queues of its own that it deletes at the end.
+func TestRunOnEndpoint(t *testing.T) {
+	srv := sqsfake.New()
+	hs := sqsfake.StartHTTP(t, srv)
+	t.Setenv("SQSKIT_ENDPOINT", hs.URL)
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), &out, &errs); err != nil {
+		t.Fatalf("run: %v\n%s", err, errs.String())
+	}
+	for _, want := range []string{
+		"backend: " + hs.URL + ", in real time",
+		"order 13 failed (receive 3); back on the queue in 1s",
+		"SQS moved order 13 to the dead-letter queue",
+		"handled 19 orders worth 1770; 3 failures; in the dead-letter queue: not json\n",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("expect %q in:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(errs.String(), failureLogged); n != maxReceives {
+		t.Errorf("expect %d failures logged on standard error, got %d:\n%s", maxReceives, n, errs.String())
+	}
+	if n := srv.Calls().Op["DeleteQueue"]; n != 2 {
+		t.Errorf("expect the example's 2 queues deleted, got %d DeleteQueue calls", n)
+	}
+}
