@@ -163,7 +163,7 @@ type Decision struct {
 // as InvalidMetadata, with the original attributes kept in Metadata.Moved.
 // Past MaxAttempts it escalates as AttemptsExhausted. A message whose body
 // and attributes, with the replayer's own, would exceed MaxMessageBytes
-// escalates as TooLarge.
+// escalates as TooLarge. A nil m is decided as an empty message.
 //
 // The delay is random but reproducible: the strategy draws from a source
 // seeded by the DLQ message's MessageId, which SQS assigns, and the attempt,
@@ -173,6 +173,9 @@ type Decision struct {
 // (DecorrelatedJitter), within MaxBackoff.
 func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	p = p.resolved()
+	if m == nil {
+		m = &types.Message{}
+	}
 	id := aws.ToString(m.MessageId)
 	md, bad := readMetadata(m.MessageAttributes, p.CounterAttribute)
 	if md.OriginalID == "" {
