@@ -33,3 +33,16 @@ func TestValidateRefusesNilStrategiesInsideValues(t *testing.T) {
 		t.Errorf("a non-nil pointer strategy: expect valid, got %v", err)
 	}
 }
+
+// NewIterator(nil).NextBackOff used to panic; an iterator over no strategy
+// stops at once.
+func TestIteratorOverNilStrategyStops(t *testing.T) {
+	it := NewIterator(nil)
+	if d := it.NextBackOff(); d != Stop {
+		t.Fatalf("expect Stop, got %v", d)
+	}
+	it.Reset()
+	if d := it.NextBackOff(); d != Stop || it.Attempt() != 0 {
+		t.Fatalf("expect Stop after Reset and no attempt counted, got %v at attempt %d", d, it.Attempt())
+	}
+}
