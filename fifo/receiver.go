@@ -59,7 +59,7 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	if client == nil || queueURL == "" {
+	if isNilClient(client) || queueURL == "" {
 		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)
 	}
 	if o.Now == nil {

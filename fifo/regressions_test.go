@@ -2,7 +2,10 @@ package fifo_test
 
 import (
 	"context"
+	"errors"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/fifo"
 )
@@ -26,5 +29,18 @@ func TestReceiverNilInputIsAnEmptyReceive(t *testing.T) {
 	}
 	if calls := f.srv.Calls().Op["ReceiveMessage"]; calls != 1 {
 		t.Fatalf("expect 1 ReceiveMessage call, got %d", calls)
+	}
+}
+
+// NewSender and NewReceiver used to accept a typed-nil client, so the
+// first send (on a Batcher's goroutine: a crash of the process) or receive
+// panicked.
+func TestTypedNilClientIsAConfigError(t *testing.T) {
+	var client *sqs.Client
+	if _, err := fifo.NewSender(client, "https://sqs.us-east-1.amazonaws.com/123456789012/q"); !errors.Is(err, fifo.ErrConfig) {
+		t.Errorf("NewSender: expect ErrConfig, got %v", err)
+	}
+	if _, err := fifo.NewReceiver(client, "https://sqs.us-east-1.amazonaws.com/123456789012/q.fifo"); !errors.Is(err, fifo.ErrConfig) {
+		t.Errorf("NewReceiver: expect ErrConfig, got %v", err)
 	}
 }
