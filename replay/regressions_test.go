@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
@@ -18,5 +20,16 @@ func TestDecideNilMessageIsAnEmptyMessage(t *testing.T) {
 	}
 	if got.Delay != want.Delay || got.Metadata.FirstFailure != want.Metadata.FirstFailure || got.Delay < 0 || got.Delay > time.Minute {
 		t.Fatalf("expect the empty message's decision %+v, got %+v", want, got)
+	}
+}
+
+// New used to accept a typed-nil client: Run then panicked on a goroutine
+// it started, crashing the process.
+func TestNewRefusesTypedNilClient(t *testing.T) {
+	var client *sqs.Client
+	_, err := New(client, "https://sqs.us-east-1.amazonaws.com/123456789012/dlq", "https://sqs.us-east-1.amazonaws.com/123456789012/ops",
+		func(o *Options) { o.Target = "https://sqs.us-east-1.amazonaws.com/123456789012/main" })
+	if !errors.Is(err, ErrConfig) {
+		t.Fatalf("expect ErrConfig, got %v", err)
 	}
 }
