@@ -114,7 +114,7 @@ func readMetadata(attrs map[string]types.MessageAttributeValue, counterAttribute
 		return invalid("%s is not a String attribute", MetadataAttribute)
 	}
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(*v.StringValue), &raw); err != nil {
+	if err := json.Unmarshal([]byte(*v.StringValue), &raw); err != nil || raw == nil { // null is no object
 		return invalid("%s is not a JSON object", MetadataAttribute)
 	}
 	var md Metadata

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
@@ -31,5 +32,18 @@ func TestNewRefusesTypedNilClient(t *testing.T) {
 		func(o *Options) { o.Target = "https://sqs.us-east-1.amazonaws.com/123456789012/main" })
 	if !errors.Is(err, ErrConfig) {
 		t.Fatalf("expect ErrConfig, got %v", err)
+	}
+}
+
+// A sqskit-replay attribute holding JSON null used to pass as empty
+// metadata; the replayer always writes an object, so null is metadata it
+// did not write.
+func TestNullMetadataIsInvalid(t *testing.T) {
+	d := Policy{}.Decide(dlqMessage("m1", map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"), StringValue: aws.String("null")}}), now)
+	if d.Action != Escalate || d.Reason != InvalidMetadata {
+		t.Fatalf("expect an InvalidMetadata escalation, got %v %q", d.Action, d.Reason)
+	}
+	if got := Restore(map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"), StringValue: aws.String("null")}}, ""); got[MetadataAttribute].StringValue == nil {
+		t.Fatalf("expect Restore to keep the producer's own attribute, got %v", got)
 	}
 }
