@@ -98,7 +98,26 @@ func invoke(ctx context.Context, h Handler, m *Message) (err error) {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return h(ctx, m)
+	return vetted(h(ctx, m))
+}
+
+// vetted returns a handler's error, or a *PanicError if the error panics
+// when the consumer reads it (its Error method, or Unwrap while looking
+// for a RetryAfter): a nil *T returned as an error is a common mistake, and
+// it must fail its message, not crash the consumer where the error is
+// logged.
+func vetted(err error) (out error) {
+	if err == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			out = &PanicError{Value: fmt.Sprintf("the handler's error (%T) panicked: %v", err, v), Stack: debug.Stack()}
+		}
+	}()
+	_ = err.Error()
+	retryDelay(err)
+	return err
 }
 
 // invokeBatch runs a batch handler and returns one result per message: a
@@ -118,7 +137,7 @@ func invokeBatch(ctx context.Context, h BatchHandler, msgs []*Message) []error {
 		case p != nil:
 			errs[i] = p
 		case i < len(results):
-			errs[i] = results[i]
+			errs[i] = vetted(results[i])
 		default:
 			errs[i] = errNoResult
 		}
