@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"time"
 )
@@ -90,15 +91,27 @@ var ErrHandlerExited = errors.New("consumer: handler exited without returning (r
 // it overtake the failed one, so it is delivered again.
 var ErrHeldBack = errors.New("consumer: not deleted after an earlier failure in its FIFO group")
 
-// invoke runs h, turning a panic into that message's failure. A
-// runtime.Goexit is not stopped: callers detect it with a deferred check.
+// invoke runs h on its own copy of m, turning a panic into that message's
+// failure. A runtime.Goexit is not stopped: callers detect it with a
+// deferred check.
 func invoke(ctx context.Context, h Handler, m *Message) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Value: v, Stack: debug.Stack()}
 		}
 	}()
-	return vetted(h(ctx, m))
+	return vetted(h(ctx, handlerCopy(m)))
+}
+
+// handlerCopy is the Message a handler gets: its own, so that what it does
+// to it cannot change the consumer's record of the message, whose ID,
+// receipt handle and FIFO group decide what is deleted, released and
+// reported failed. Message attributes are shared: the consumer never reads
+// them back.
+func handlerCopy(m *Message) *Message {
+	c := *m
+	c.Attributes = maps.Clone(m.Attributes)
+	return &c
 }
 
 // vetted returns a handler's error, or a *PanicError if the error panics
@@ -130,7 +143,11 @@ func invokeBatch(ctx context.Context, h BatchHandler, msgs []*Message) []error {
 				p = &PanicError{Value: v, Stack: debug.Stack()}
 			}
 		}()
-		return h(ctx, msgs), nil
+		copies := make([]*Message, len(msgs))
+		for i, m := range msgs {
+			copies[i] = handlerCopy(m)
+		}
+		return h(ctx, copies), nil
 	}()
 	for i := range errs {
 		switch {
