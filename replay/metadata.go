@@ -118,7 +118,8 @@ func readMetadata(attrs map[string]types.MessageAttributeValue, counterAttribute
 		return invalid("%s is not a JSON object", MetadataAttribute)
 	}
 	var md Metadata
-	for name, r := range raw {
+	for _, name := range slices.Sorted(maps.Keys(raw)) { // in order: the same reason on every receive
+		r := raw[name]
 		var err error
 		switch name {
 		case "id":

@@ -47,3 +47,18 @@ func TestNullMetadataIsInvalid(t *testing.T) {
 		t.Fatalf("expect Restore to keep the producer's own attribute, got %v", got)
 	}
 }
+
+// With two unreadable fields in the metadata, which one Decide reported
+// (and so the reason: InvalidCounter or InvalidMetadata) depended on map
+// iteration order: two receives of one message could escalate differently.
+// Found by FuzzDecide.
+func TestDecideIsDeterministicWithSeveralBadFields(t *testing.T) {
+	m := dlqMessage("m1", map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"),
+		StringValue: aws.String(`{"sd":900000000050,"prev":-1,"n":-4,"first":"then","moved":"x"}`)}})
+	first := Policy{}.Decide(m, now)
+	for range 50 {
+		if d := (Policy{}).Decide(m, now); d.Reason != first.Reason || d.Detail != first.Detail {
+			t.Fatalf("expect the same decision every time, got %q (%s), then %q (%s)", first.Reason, first.Detail, d.Reason, d.Detail)
+		}
+	}
+}
