@@ -16,6 +16,7 @@ import (
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/replay"
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // ptrStrategy is a strategy behind a pointer: a typed nil of it is a nil
@@ -260,6 +261,7 @@ func fifoOptionRows() []row {
 		sender("MaxMessageBytes 2 MiB", func(o *fifo.SenderOptions) { o.MaxMessageBytes = 2 << 20 }),
 		batcher("Linger -1ns", func(o *fifo.BatcherOptions) { o.Linger = -1 }),
 		batcher("SendConcurrency -1", func(o *fifo.BatcherOptions) { o.SendConcurrency = -1 }),
+		{cat: catOptions, name: "fifo.NewSender: zero-base SendBackoff against a failing queue stops at SendMaxAttempts", calls: true, run: zeroBaseSendBackoff},
 		{cat: catOptions, name: "fifo.NewReceiver: nil client", run: func(t *testing.T, w *catWorld) error {
 			_, err := fifo.NewReceiver(nil, w.fifo)
 			return is(err, fifo.ErrConfig)
@@ -366,7 +368,53 @@ func replayOptionRows() []row {
 			o.ReceiveBackoff = backoff.Randomized{Initial: time.Second, Factor: math.NaN()}
 		}),
 		opt("ReceiveBackoff typed nil", func(_ *catWorld, o *replay.Options) { o.ReceiveBackoff = typedNilStrategy }),
+		{cat: catOptions, name: "replay.Run: zero-base ReceiveBackoff against a failing DLQ does not spin", calls: true, child: true, run: zeroBaseReceiveBackoff},
 	}
+}
+
+// zeroBaseSendBackoff: a SendBackoff that never waits, against a queue
+// that always fails, makes SendMaxAttempts calls and returns the error.
+func zeroBaseSendBackoff(t *testing.T, _ *catWorld) (err error) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newCatWorld(t)
+		w.srv.Inject(sqsfake.Fault{Op: "SendMessage"})
+		s, e := fifo.NewSender(w.api, w.std, func(o *fifo.SenderOptions) { o.SendBackoff = backoff.FullJitter{} })
+		if e != nil {
+			err = e
+			return
+		}
+		res, e := s.Send(context.Background(), fifo.Message{Body: "b"})
+		if calls := w.srv.Calls().Op["SendMessage"]; e == nil || res.Attempts != 3 || calls != 3 {
+			err = fmt.Errorf("expect the failure after 3 calls, got %v after %d attempts, %d calls", e, res.Attempts, calls)
+		}
+	})
+	return err
+}
+
+// zeroBaseReceiveBackoff: a ReceiveBackoff of 0, with every receive
+// failing, waits at least 100 ms between receives instead of spinning.
+func zeroBaseReceiveBackoff(t *testing.T, _ *catWorld) (err error) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newCatWorld(t)
+		w.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage"})
+		r, e := replay.New(w.api, w.dlq, w.operator, func(o *replay.Options) {
+			o.Target, o.ReceiveBackoff, o.Concurrency = w.main, backoff.Constant{}, 4
+		})
+		if e != nil {
+			err = e
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if e := r.Run(ctx); e != nil {
+			err = fmt.Errorf("expect Run to return nil at its deadline, got %v", e)
+			return
+		}
+		if calls := w.srv.Calls().Op["ReceiveMessage"]; calls > 10*1000/100+4 {
+			err = fmt.Errorf("expect at most one receive per 100 ms, got %d in 10 s", calls)
+		}
+	})
+	return err
 }
 
 func backoffRows() []row {

@@ -49,7 +49,11 @@ func (q *soakQueue) produce() {
 		return
 	}
 	defer func() {
-		if err := b.Close(context.Background()); err != nil {
+		// Close sends what it accepted and returns: a Close still busy
+		// after the grace a Run gets is a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), q.w.timing.runGrace)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
 			q.led.Violate("Batcher.Close: %v", err)
 		}
 	}()
