@@ -236,14 +236,21 @@ func (w *soakWorld) depth(url string) int {
 	return n
 }
 
-// hash mixes the seed with parts into a number in [0, 1).
+// chance mixes the seed with parts into a number in [0, 1), the same for
+// the same parts. FNV alone barely changes its high bits for a change in
+// the last byte (a receive count, an attempt), so its sum goes through
+// SplitMix64's finaliser.
 func (w *soakWorld) chance(parts ...any) float64 {
 	h := fnv.New64a()
 	fmt.Fprint(h, w.seed)
 	for _, p := range parts {
 		fmt.Fprint(h, "|", p)
 	}
-	return float64(h.Sum64()>>11) / (1 << 53)
+	z := h.Sum64()
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
 }
 
 // The fate of message i: poison (always fails, about 1 %), slow (outlives
