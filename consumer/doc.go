@@ -36,7 +36,10 @@
 //     count, with ReleaseNow at once, with LeaveToTimeout when its
 //     visibility timeout ends; RetryAfter in the error sets the delay for
 //     one message;
-//   - a panic is a failure (*PanicError, with the stack in the log);
+//   - a panic is a failure (*PanicError, with the stack in the log), and so
+//     is an error that panics when read (a nil *T returned as an error);
+//   - a handler gets its own copy of the Message: changing it changes
+//     nothing of what is deleted, released or reported;
 //   - runtime.Goexit (what t.FailNow does) is a failure (ErrHandlerExited);
 //     the worker it ended is replaced;
 //   - a handler still running after HandlerTimeout (default 15 min) has its
