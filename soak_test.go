@@ -334,8 +334,9 @@ func (w *soakWorld) report(t *testing.T, consumers [][]*consumer.Consumer, scena
 		w.restarts.Load(), w.drains.Load(), drained, w.lambdaRuns.Load(), peak>>20)
 	// Memory is bounded: the producers wait while a queue holds two
 	// thousand messages, so what grows with the count is the ledger (about
-	// 40 bytes a message) and sqsfake's bookkeeping of ids.
-	if bound := uint64(256<<20) + uint64(totalSent)*512; peak > bound {
+	// 40 bytes a message) and sqsfake's bookkeeping of ids. Measured: 47 MiB
+	// at 20,000 messages with -race, 153 MiB at 1,000,000.
+	if bound := uint64(96<<20) + uint64(totalSent)*256; peak > bound {
 		t.Errorf("peak heap in use %d MiB, above the bound of %d MiB", peak>>20, bound>>20)
 	}
 }
