@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,10 +33,10 @@ func TestFIFOReplaysInGroupOrder(t *testing.T) {
 			w.send(t, b, "g", nil)
 		}
 		w.send(t, "other", "h", nil)
-		var held int
+		var held atomic.Int32 // hooks run on several goroutines at once
 		_, stop := w.run(t, h, func(o *replay.Options) {
 			o.Policy = replay.Policy{Backoff: backoff.Constant{D: 2 * time.Minute}}
-			o.Hooks.Held = func(*types.Message, replay.Decision, time.Time) { held++ }
+			o.Hooks.Held = func(*types.Message, replay.Decision, time.Time) { held.Add(1) }
 		})
 		for len(h.times("m3")) < 3 {
 			time.Sleep(time.Second)
@@ -48,7 +49,7 @@ func TestFIFOReplaysInGroupOrder(t *testing.T) {
 		if gap := success("m1").Sub(h.times("m1")[0]); gap < 2*time.Minute {
 			t.Fatalf("expect the 2 min backoff honoured on a FIFO target, replayed after %v", gap)
 		}
-		if held == 0 {
+		if held.Load() == 0 {
 			t.Fatal("expect the replays held in the DLQ until due")
 		}
 	})
