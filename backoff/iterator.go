@@ -42,8 +42,12 @@ func (it *Iterator) WithMaxElapsed(d time.Duration, now func() time.Time) *Itera
 	return it
 }
 
-// NextBackOff returns the next delay, or Stop.
+// NextBackOff returns the next delay, or Stop. An iterator over a nil
+// strategy stops at once.
 func (it *Iterator) NextBackOff() time.Duration {
+	if isNil(it.s) {
+		return Stop
+	}
 	d := it.s.Delay(it.attempt, it.prev)
 	if d == Stop {
 		return Stop

@@ -115,11 +115,13 @@ func (e *ConfigError) Error() string {
 
 // Validate reports a setting that makes no sense for s (a negative duration,
 // a cap below the base, a jitter factor outside [0, 1]) when s has a
-// Validate() error method, as every strategy here does; others pass.
-// sqskit's consumer and replayer call it from their constructors so bad
-// settings fail at start, not at the first retry.
+// Validate() error method, as every strategy here does; others pass. A nil
+// strategy is refused, including a nil pointer or func in the interface
+// (FromBackOff(nil)), here and inside every decorator. sqskit's consumer,
+// replayer and sender call it from their constructors so bad settings fail
+// at start, not at the first retry.
 func Validate(s Strategy) error {
-	if s == nil {
+	if isNil(s) {
 		return &ConfigError{Strategy: "Strategy", Reason: "is nil"}
 	}
 	if v, ok := s.(interface{ Validate() error }); ok {

@@ -41,6 +41,9 @@
 //   - a panic is a failure (*PanicError, with the stack in the log), and so
 //     is an error the consumer cannot read: one whose Error, Unwrap, Is or
 //     As method panics, as a typed nil *T returned as an error often does;
+//   - a handler that changes its Message changes nothing of what is
+//     deleted, released or reported: the consumer keeps its own record of
+//     each message's id, receipt handle and group;
 //   - runtime.Goexit (what t.FailNow does) is a failure (ErrHandlerExited);
 //     the worker it ended is replaced;
 //   - a handler still running after HandlerTimeout (default 15 min) has its

@@ -58,7 +58,7 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	if client == nil || queueURL == "" {
+	if isNilClient(client) || queueURL == "" {
 		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)
 	}
 	if o.NewAttemptID == nil {
@@ -71,16 +71,20 @@ func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOpt
 	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), newID: o.NewAttemptID}, nil
 }
 
-// Receive calls ReceiveMessage with in (QueueUrl is filled in when empty).
-// On a FIFO queue it sets ReceiveRequestAttemptId as described above,
-// overriding any in in; on a standard queue it clears it.
+// Receive calls ReceiveMessage with in (QueueUrl is filled in when empty;
+// a nil in is an empty input, as for *sqs.Client). On a FIFO queue it sets
+// ReceiveRequestAttemptId as described above, overriding any in in; on a
+// standard queue it clears it.
 //
 // While an attempt id is pending (AttemptID is not ""), SQS answers the
 // retry with the first attempt's messages, whatever MaxNumberOfMessages now
 // says: a caller that sizes its room per receive must keep the room it had
 // for the first attempt and ask for the same number again.
 func (r *Receiver) Receive(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	req := *in
+	var req sqs.ReceiveMessageInput
+	if in != nil {
+		req = *in
+	}
 	if req.QueueUrl == nil {
 		req.QueueUrl = aws.String(r.queueURL)
 	}

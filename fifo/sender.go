@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -188,7 +189,7 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 	for _, fn := range optFns {
 		fn(&o)
 	}
-	if client == nil {
+	if isNilClient(client) {
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)
 	}
 	if queueURL == "" {
@@ -199,6 +200,16 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 		return nil, err
 	}
 	return &Sender{client: client, queueURL: queueURL, fifo: isFIFO, opts: o, obs: newObserver(&o, queueURL)}, nil
+}
+
+// isNilClient reports a nil client, including a nil pointer in the
+// interface ((*sqs.Client)(nil)), whose first call would panic.
+func isNilClient(c any) bool {
+	if c == nil {
+		return true
+	}
+	v := reflect.ValueOf(c)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func resolveOptions(o *SenderOptions, isFIFO bool) error {

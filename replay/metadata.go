@@ -117,11 +117,12 @@ func readMetadata(attrs map[string]types.MessageAttributeValue, counterAttribute
 		return invalid("%s is not a String attribute", MetadataAttribute)
 	}
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(*v.StringValue), &raw); err != nil {
+	if err := json.Unmarshal([]byte(*v.StringValue), &raw); err != nil || raw == nil { // null is no object
 		return invalid("%s is not a JSON object", MetadataAttribute)
 	}
 	var md Metadata
-	for name, r := range raw {
+	for _, name := range slices.Sorted(maps.Keys(raw)) { // in order: the same reason on every receive
+		r := raw[name]
 		var err error
 		switch name {
 		case "id":

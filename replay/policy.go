@@ -168,7 +168,8 @@ type Decision struct {
 // Past MaxAttempts it escalates as AttemptsExhausted. A message whose body
 // and attributes, with the replayer's own, would exceed MaxMessageBytes
 // escalates as TooLarge. A Backoff strategy that panics escalates it as
-// BackoffFailed: Decide never panics.
+// BackoffFailed, and a nil m is decided as an empty message: Decide never
+// panics.
 //
 // The delay is random but reproducible: the strategy draws from a source
 // seeded by the DLQ message's MessageId, which SQS assigns, and the attempt,
@@ -178,6 +179,9 @@ type Decision struct {
 // (DecorrelatedJitter), within MaxBackoff.
 func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 	p = p.resolved()
+	if m == nil {
+		m = &types.Message{}
+	}
 	id := aws.ToString(m.MessageId)
 	md, bad := readMetadata(m.MessageAttributes, p.CounterAttribute)
 	if md.OriginalID == "" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -163,8 +164,8 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 			fn(&o)
 		}
 	}
-	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ErrConfig)
+	if v := reflect.ValueOf(client); client == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("%w: nil client (a nil *sqs.Client included)", ErrConfig)
 	}
 	if err := validateQueues(dlqURL, operatorQueueURL, o); err != nil {
 		return nil, err
