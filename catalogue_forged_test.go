@@ -188,20 +188,7 @@ func runForgery(t *testing.T, f forgery) (err error) {
 }
 
 func checkForgeryOutcome(api *sqs.Client, dlq, operator, target string, reason replay.Reason, rep replay.Report) error {
-	ctx := context.Background()
-	count := func(url string) int {
-		out, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{"All"}})
-		if err != nil {
-			return -1
-		}
-		n := 0
-		for _, a := range []string{"ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"} {
-			var k int
-			_, _ = fmt.Sscan(out.Attributes[a], &k)
-			n += k
-		}
-		return n
-	}
+	count := func(url string) int { return queueDepth(api, url) }
 	if n := count(dlq); n != 0 {
 		return fmt.Errorf("expect the DLQ empty after the pass, %d left", n)
 	}
@@ -211,7 +198,7 @@ func checkForgeryOutcome(api *sqs.Client, dlq, operator, target string, reason r
 		}
 		return nil
 	}
-	out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(operator), MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"}})
+	out, err := api.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(operator), MaxNumberOfMessages: 10, MessageAttributeNames: []string{"All"}})
 	if err != nil {
 		return err
 	}

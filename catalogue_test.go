@@ -84,8 +84,12 @@ func newCatWorld(t *testing.T) *catWorld {
 }
 
 // count is every message a queue holds: visible, in flight and delayed.
-func (w *catWorld) count(url string) int {
-	out, err := w.api.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{"All"}})
+func (w *catWorld) count(url string) int { return queueDepth(w.api, url) }
+
+// queueDepth is every message the queue at url holds (visible, in flight
+// and delayed), or -1 when SQS does not say.
+func queueDepth(api *sqs.Client, url string) int {
+	out, err := api.GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{"All"}})
 	if err != nil {
 		return -1
 	}
