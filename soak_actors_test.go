@@ -267,6 +267,11 @@ func (q *soakQueue) newConsumer() *consumer.Consumer {
 		if timing.redelivery != nil {
 			o.RedeliveryBackoff = timing.redelivery
 		}
+		o.Hooks.Deleted = func(_ context.Context, m *consumer.Message) {
+			if i := q.parseBody(m.Body); i >= 0 {
+				q.led.deleted(i, m.ID)
+			}
+		}
 	})
 	if err != nil {
 		q.w.t.Fatal(err)

@@ -32,12 +32,14 @@ type ledger struct {
 	successes          []uint32 // handler returned nil
 	deliveries         []uint32 // handler called
 	firstOKID          []uint64 // MessageId (hashed) of its first success
+	firstOKDeleted     []bool   // a consumer confirmed the delete of that copy
 	firstCopy          []uint64 // MessageId (hashed) of its first copy seen at attempt 0
 	moreCopies         map[int][]uint64
 	replayCopy         map[[2]int]uint64 // FIFO: (message, replay) → the one MessageId allowed
 	replayed           map[uint64]bool   // MessageIds of replayed copies seen
 	lastSeq            map[int]string    // FIFO group → SequenceNumber of its last first success at attempt 0
 	sameIDAgain        int               // successes of a MessageId that had succeeded before
+	againAfterDelete   int               // … after a consumer had confirmed its delete
 	windowGone         map[int]bool      // FIFO sends that ran out of the dedup window
 	reordered          int               // producer results that say Reordered
 	forgedOK           map[string]int    // forged bodies handled after a replay
@@ -52,7 +54,7 @@ type ledger struct {
 func newLedger(n int, isFIFO bool) *ledger {
 	return &ledger{
 		fifo: isFIFO, sent: make([]bool, n), unconfirmed: make([]uint16, n), successes: make([]uint32, n), deliveries: make([]uint32, n),
-		firstOKID: make([]uint64, n), firstCopy: make([]uint64, n), moreCopies: map[int][]uint64{}, replayCopy: map[[2]int]uint64{},
+		firstOKID: make([]uint64, n), firstOKDeleted: make([]bool, n), firstCopy: make([]uint64, n), moreCopies: map[int][]uint64{}, replayCopy: map[[2]int]uint64{},
 		replayed: map[uint64]bool{}, lastSeq: map[int]string{}, windowGone: map[int]bool{}, forgedOK: map[string]int{},
 	}
 }
@@ -136,6 +138,10 @@ func (l *ledger) delivered(i, group int, m *consumer.Message, attempt int, ok bo
 	if l.successes[i] > 1 {
 		if l.firstOKID[i] == id {
 			l.sameIDAgain++
+			if l.firstOKDeleted[i] {
+				l.againAfterDelete++
+				l.violate("message %d: its copy succeeded again after a consumer had reported its delete done", i)
+			}
 		}
 		return
 	}
@@ -149,6 +155,20 @@ func (l *ledger) delivered(i, group int, m *consumer.Message, attempt int, ok bo
 		l.violate("FIFO group %d: message %d (sequence %s) first succeeded after a later one (sequence %s)", group, i, seq, last)
 	}
 	l.lastSeq[group] = seq
+}
+
+// deleted records a consumer's report (Hooks.Deleted) that the copy of
+// message i with MessageId id was deleted. A copy succeeds again only if
+// its delete was never reported done: its delete failed, its lease was
+// lost, or the consumer had given it up (timeout, shutdown) when the
+// handler returned.
+func (l *ledger) deleted(i int, id string) {
+	h := hashID(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.firstOKID[i] == h {
+		l.firstOKDeleted[i] = true
+	}
 }
 
 // seqLess compares SequenceNumbers: decimal strings, longer is larger.
