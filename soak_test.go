@@ -39,9 +39,9 @@ const (
 )
 
 // TestSoak runs the scenario on sqsfake in a synctest bubble: hours of
-// queue time pass in seconds. 5,000 messages by default, 20,000 with
-// SQSKIT_LONG=1 (as CI runs it), 2,000 with -short;
-// SQSKIT_SOAK_MESSAGES=1000000 for the long run, SQSKIT_SOAK_SEED
+// queue time pass in seconds. 2,000 messages by default, 20,000 with
+// SQSKIT_LONG=1 (as CI runs it); SQSKIT_SOAK_MESSAGES=1000000 for the
+// long run, SQSKIT_SOAK_SEED
 // to replay a seed (the goroutines' interleaving is the scheduler's, so a
 // seed fixes every message's fate and every random draw's source, not the
 // exact order of calls).
@@ -53,12 +53,9 @@ func TestSoak(t *testing.T) {
 			t.Fatalf("%s: %v", soakSeedEnv, err)
 		}
 	}
-	messages := 5000
+	messages := 2000
 	if os.Getenv("SQSKIT_LONG") != "" {
 		messages = 20000
-	}
-	if testing.Short() {
-		messages = 2000
 	}
 	if s := os.Getenv(soakMessagesEnv); s != "" {
 		var err error

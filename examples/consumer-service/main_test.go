@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -107,6 +108,9 @@ func TestRunStopsOnSignal(t *testing.T) {
 // Against an endpoint (sqsfake over HTTP) the same story runs in real time,
 // about three seconds, on queues of its own that it deletes at the end.
 func TestRunOnEndpoint(t *testing.T) {
+	if os.Getenv("SQSKIT_LONG") == "" {
+		t.Skip("takes 3 s of real time; set SQSKIT_LONG=1 (CI does)")
+	}
 	srv := sqsfake.New()
 	hs := sqsfake.StartHTTP(t, srv)
 	t.Setenv("SQSKIT_ENDPOINT", hs.URL)
