@@ -230,32 +230,7 @@ func soak(t *testing.T, seed uint64, withDLQ bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		restarts := rand.New(rand.NewPCG(seed, uint64(100+i)))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ctx, cancel := context.WithCancel(context.Background())
-				errc := make(chan error, 1)
-				go func() { errc <- c.Run(ctx) }()
-				select {
-				case <-time.After(time.Duration(5+restarts.IntN(40)) * time.Second):
-				case <-done:
-				}
-				cancel()
-				if err := <-errc; err != nil {
-					l.violate("Run: %v", err)
-				}
-				if n := c.Stats().InFlight; n != 0 {
-					l.violate("consumer %d holds %d messages after Run returned", i, n)
-				}
-				select {
-				case <-done:
-					return
-				default:
-				}
-			}
-		}()
+		runRestarting(&wg, c, fmt.Sprint("consumer ", i), rand.New(rand.NewPCG(seed, uint64(100+i))), 5, 40, done, 0, l.violate)
 	}
 
 	deadline := time.Now().Add(6 * time.Hour)
@@ -578,36 +553,7 @@ func soakCombined(t *testing.T, seed uint64, fifo bool) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		restarts := rand.New(rand.NewPCG(seed, uint64(100+i)))
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				ctx, cancel := context.WithCancel(context.Background())
-				errc := make(chan error, 1)
-				go func() { errc <- c.Run(ctx) }()
-				select {
-				case <-time.After(time.Duration(3+restarts.IntN(30)) * time.Second):
-				case <-done:
-				}
-				cancel()
-				began := time.Now()
-				if err := <-errc; err != nil {
-					l.violate("consumer %d: Run: %v", i, err)
-				}
-				if took := time.Since(began); took > shutdown+shutdownGrace {
-					l.violate("consumer %d: Run returned %v after cancel, beyond ShutdownTimeout + %v", i, took, shutdownGrace)
-				}
-				if n := c.Stats().InFlight; n != 0 {
-					l.violate("consumer %d holds %d messages after Run returned", i, n)
-				}
-				select {
-				case <-done:
-					return
-				default:
-				}
-			}
-		}()
+		runRestarting(&wg, c, fmt.Sprint("consumer ", i), rand.New(rand.NewPCG(seed, uint64(100+i))), 3, 30, done, shutdown+shutdownGrace, l.violate)
 	}
 	deadline := time.Now().Add(6 * time.Hour)
 	for {
@@ -650,4 +596,38 @@ func soakCombined(t *testing.T, seed uint64, fifo bool) {
 			}
 		}
 	}
+}
+
+// runRestarting runs c until done is closed, cancelling it and running it
+// again every first + rng.IntN(span) seconds. Through violate it records a
+// Run that fails, one that returns later than maxReturn after its cancel
+// (when maxReturn > 0), and messages still held once Run returned.
+func runRestarting(wg *sync.WaitGroup, c *Consumer, name string, rng *rand.Rand, first, span int, done <-chan struct{}, maxReturn time.Duration, violate func(string, ...any)) {
+	wg.Go(func() {
+		for {
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- c.Run(ctx) }()
+			select {
+			case <-time.After(time.Duration(first+rng.IntN(span)) * time.Second):
+			case <-done:
+			}
+			cancel()
+			began := time.Now()
+			if err := <-errc; err != nil {
+				violate("%s: Run: %v", name, err)
+			}
+			if took := time.Since(began); maxReturn > 0 && took > maxReturn {
+				violate("%s: Run returned %v after cancel, beyond %v", name, took, maxReturn)
+			}
+			if n := c.Stats().InFlight; n != 0 {
+				violate("%s holds %d messages after Run returned", name, n)
+			}
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	})
 }
