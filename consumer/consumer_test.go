@@ -63,6 +63,15 @@ func (f *qfix) send(t *testing.T, group string, bodies ...string) {
 	}
 }
 
+// numbered returns the bodies "0" to "n-1".
+func numbered(n int) []string {
+	bodies := make([]string, n)
+	for i := range bodies {
+		bodies[i] = strconv.Itoa(i)
+	}
+	return bodies
+}
+
 // counts returns the visible and in-flight messages.
 func (f *qfix) counts(t *testing.T) (visible, inFlight int) {
 	t.Helper()
@@ -137,9 +146,7 @@ func (r *recorder) count() int {
 func TestConsumerHandlesAndDeletesEverything(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 100 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(100)...)
 		rec := &recorder{}
 		c := newConsumer(t, f, rec.handle, func(o *Options) { o.Concurrency = 8 })
 		stop := started(t, c)

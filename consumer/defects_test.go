@@ -64,9 +64,7 @@ func (w *inFlightWatch) hooks(o *Options) {
 func TestDefectAccountingHoldsWhenAReceiveReturnsMore(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 40 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(40)...)
 		w := &inFlightWatch{}
 		c, err := New(greedyClient{f.client}, f.url, func(context.Context, *Message) error {
 			w.sample()
@@ -228,9 +226,7 @@ func TestDefectGoexitBatchConsumer(t *testing.T) {
 func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 10 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(10)...)
 		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
 			time.Sleep(20 * time.Second)
 			return nil

@@ -3,7 +3,6 @@ package consumer
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -101,9 +100,7 @@ func TestDefaultsSizeMaxInFlightForTheCallsInFlight(t *testing.T) {
 func TestReceivesAdaptToBacklogAndIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 3000 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(3000)...)
 		f.srv.Inject(sqsfake.Fault{Latency: 10 * time.Millisecond})
 		spy := newSpy(f.client)
 		c, err := New(spy, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) { o.Concurrency = 32 })
@@ -170,9 +167,7 @@ func TestIdleQueueCostsOneLongPollPerFloorReceiver(t *testing.T) {
 func TestSlowDeleteBlocksNoOther(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 100 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(100)...)
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1, Latency: time.Minute})
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 3, Entries: &sqsfake.EntryFault{Match: func(i int, _ string) bool { return i == 0 }}})
 		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
@@ -432,9 +427,7 @@ func TestHandlerTimeoutDuringShutdownIsJoined(t *testing.T) {
 func TestNewBatchHandsEachReceiveToTheHandler(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		for i := range 25 {
-			f.send(t, "", fmt.Sprint(i))
-		}
+		f.send(t, "", numbered(25)...)
 		var mu sync.Mutex
 		var sizes []int
 		attempts := map[string]int{}

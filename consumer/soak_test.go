@@ -317,9 +317,7 @@ func sqsfakeSkipsAfterRedrive(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	f := &qfix{srv: dlq.srv, client: dlq.client, url: *q.QueueUrl}
-	for i := range 128 {
-		f.send(t, "", fmt.Sprint(i))
-	}
+	f.send(t, "", numbered(128)...)
 	receive := func() types.Message {
 		out, err := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: &f.url})
 		if err != nil || len(out.Messages) != 1 {
