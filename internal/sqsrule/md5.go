@@ -22,28 +22,30 @@ func MD5OfBody(body string) string {
 // (1 string, 2 binary) and the length-prefixed value. The SDK checks it on
 // every send and receive.
 func MD5OfAttributes(attrs map[string]types.MessageAttributeValue) string {
-	if len(attrs) == 0 {
-		return ""
-	}
-	var buf []byte
-	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		v := attrs[name]
-		buf = appendAttribute(buf, name, aws.ToString(v.DataType), v.StringValue, v.BinaryValue)
-	}
-	return md5Hex(buf)
+	return md5OfAttributes(attrs, func(v types.MessageAttributeValue) (string, *string, []byte) {
+		return aws.ToString(v.DataType), v.StringValue, v.BinaryValue
+	})
 }
 
 // MD5OfSystemAttributes is SQS's digest of message system attributes
 // (AWSTraceHeader), returned as MD5OfMessageSystemAttributes: the same
 // encoding as MD5OfAttributes.
 func MD5OfSystemAttributes(attrs map[string]types.MessageSystemAttributeValue) string {
+	return md5OfAttributes(attrs, func(v types.MessageSystemAttributeValue) (string, *string, []byte) {
+		return aws.ToString(v.DataType), v.StringValue, v.BinaryValue
+	})
+}
+
+// md5OfAttributes encodes attrs in name order, each value's data type,
+// string and binary read by fields, and digests them.
+func md5OfAttributes[V any](attrs map[string]V, fields func(V) (dataType string, s *string, b []byte)) string {
 	if len(attrs) == 0 {
 		return ""
 	}
 	var buf []byte
 	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		v := attrs[name]
-		buf = appendAttribute(buf, name, aws.ToString(v.DataType), v.StringValue, v.BinaryValue)
+		dataType, s, b := fields(attrs[name])
+		buf = appendAttribute(buf, name, dataType, s, b)
 	}
 	return md5Hex(buf)
 }
