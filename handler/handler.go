@@ -28,12 +28,13 @@ type BatchHandler func(ctx context.Context, msgs []*Message) []error
 var ErrNoResult = errors.New("handler: the batch handler returned no result for this message")
 
 // JSON adapts a handler of a decoded body. A body that does not decode into
-// T fails the message with the decode error.
+// T is permanent: its outcome is Escalate(ReasonDecode, …) matching
+// ErrDecode, so it is parked at once where a parking queue is set.
 func JSON[T any](fn func(ctx context.Context, v T, m *Message) error) Handler {
 	return func(ctx context.Context, m *Message) error {
 		var v T
 		if err := json.Unmarshal([]byte(m.Body), &v); err != nil {
-			return fmt.Errorf("handler: decode body: %w", err)
+			return Escalate(ReasonDecode, fmt.Errorf("%w: %w", ErrDecode, err))
 		}
 		return fn(ctx, v, m)
 	}
@@ -96,7 +97,8 @@ var ErrHeldBack = errors.New("handler: not deleted after an earlier failure in i
 
 // ErrorType names a message's failure for the error.type attribute of spans
 // and metrics: "panic", "timeout", "exited", "not_started", "held_back",
-// or "handler_error" for an error the handler returned. Package consumer
+// "escalated" for an Escalate outcome not parked, or "handler_error" for an
+// error the handler returned. Package consumer
 // adds its own ("lease_lost", "shutdown_timeout").
 func ErrorType(err error) string {
 	switch {
@@ -112,6 +114,8 @@ func ErrorType(err error) string {
 		return "held_back"
 	case is(err, ErrNoResult):
 		return "no_result"
+	case EscalationOf(err) != nil:
+		return "escalated"
 	}
 	return "handler_error"
 }
