@@ -214,11 +214,16 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 		if r.MessageId == "" {
 			return events.SQSEventResponse{}, &MalformedEventError{Record: i, Reason: "no messageId"}
 		}
+		// Any record naming a FIFO source makes the event FIFO, a duplicate
+		// too: Lambda gives every record of an invocation its queue's ARN,
+		// so a disagreement is a malformed event, and treating it as FIFO
+		// only holds back later messages of a group (redelivered, never
+		// lost), where treating it as standard could break a group's order.
+		inv.fifo = inv.fifo || isFIFO(r.EventSourceARN)
 		if seen[r.MessageId] {
 			continue // a duplicate record: handle and report it once
 		}
 		seen[r.MessageId] = true
-		inv.fifo = inv.fifo || isFIFO(r.EventSourceARN)
 		if source == "" {
 			source = r.EventSourceARN
 		}
