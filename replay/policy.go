@@ -13,11 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/parking"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
 // Reason says why a message is escalated to the operator queue.
-type Reason string
+type Reason = parking.Reason
 
 // The reasons.
 const (
@@ -25,20 +26,20 @@ const (
 	AttemptsExhausted Reason = "attempts-exhausted"
 	// InvalidCounter: the attempt counter is not a whole number in range, or
 	// it is in both the counter attribute and the metadata.
-	InvalidCounter Reason = "invalid-counter"
+	InvalidCounter = parking.InvalidCounter
 	// InvalidMetadata: the sqskit-replay attribute is not what the replayer
 	// writes (unreadable, a delay out of range, moved attributes that clash).
-	InvalidMetadata Reason = "invalid-metadata"
+	InvalidMetadata = parking.InvalidMetadata
 	// AttributeBudget: ten attributes and KeepAttributesInPlace.
 	AttributeBudget Reason = "attribute-budget-exceeded"
 	// TooLarge: no room for the replay metadata within MaxMessageBytes.
-	TooLarge Reason = "too-large"
+	TooLarge = parking.TooLarge
 	// NotRoutable: no allow-listed target, or a FIFO target and no valid
 	// group id.
 	NotRoutable Reason = "not-routable"
 	// Unsendable: SQS refuses the message as it is (an attribute it does not
 	// accept); the escalation carries what it refuses moved aside.
-	Unsendable Reason = "unsendable"
+	Unsendable = parking.Unsendable
 	// BackoffFailed: the Policy's Backoff strategy panicked for this replay
 	// (a bug in it): the message goes to a human rather than being held in a
 	// loop, and the policy needs fixing.
@@ -97,9 +98,6 @@ type Policy struct {
 	// replayed, and Restore gives the moved attribute back.
 	KeepAttributesInPlace bool
 }
-
-// counterSanityLimit: a counter above this is forged, whatever MaxAttempts.
-const counterSanityLimit = 1_000_000
 
 func (p Policy) resolved() Policy {
 	if p.CounterAttribute == "" {

@@ -2,14 +2,9 @@ package replay
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -19,30 +14,23 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/parking"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
-// form is how much of a message an escalation carries. A replay is always
-// sent whole; an escalation SQS would refuse whole is tried again with less,
-// so it reaches the operator queue in a form SQS accepts.
-type form int
+// form is how much of a message an escalation carries (parking.Form).
+type form = parking.Form
 
 const (
-	formWhole             form = iota // body, attributes, counter, metadata, trace header
-	formAttributesAside               // the attributes moved into the metadata
-	formAttributesLeftOut             // body and metadata only; the detail names what is left out
-	formBodyOnly                      // the body alone: the reason is only in logs, hooks and the Report
+	formWhole    = parking.FormWhole
+	formBodyOnly = parking.FormBodyOnly
 )
 
 // maxSendTries bounds the sends of a message that fail in a retryable way
 // within one pass; after them it is left in the DLQ for a later pass.
 const maxSendTries = 3
-
-// escalationGroup is the group of escalations on a FIFO operator queue when
-// the message has none.
-const escalationGroup = "sqskit-escalations"
 
 // ErrRejected matches the error of a message SQS accepts in no form.
 var ErrRejected = errors.New("replay: rejected by SQS in every form")
@@ -194,94 +182,34 @@ func (p *pass) refuse(it *item, reason Reason, detail string) bool {
 // entry builds the outgoing message in the item's form and checks it
 // against SQS's rules: the reason says why it would be refused.
 func (p *pass) entry(it *item) (types.SendMessageBatchRequestEntry, int, Reason, error) {
-	m, d, counterName := it.msg, it.decision, p.r.policy.CounterAttribute
-	body := aws.ToString(m.Body)
-	user := userAttributes(m.MessageAttributes, counterName)
+	d := it.decision
 	count := d.Attempt
 	if d.Action == Escalate {
 		count = max(d.Attempt-1, 0) // the replays it had
 	}
-	md := d.Metadata
-	md.SentDelay = time.Duration(it.delay) * time.Second
-	var attrs map[string]types.MessageAttributeValue
-	var err error
-	switch it.form {
-	case formWhole:
-		attrs, err = pack(user, counterName, count, md)
-	case formAttributesAside:
-		for name, v := range user {
-			md.Moved = mergeMoved(md.Moved, map[string]MovedAttribute{name: MoveAttribute(v)})
-		}
-		attrs, err = pack(nil, counterName, count, md)
-	case formAttributesLeftOut:
-		names := slices.Sorted(maps.Keys(user))
-		names = append(names, slices.Sorted(maps.Keys(md.Moved))...)
-		md.Moved = nil
-		md.Detail += "; attributes left out: " + strings.Join(names, ", ")
-		attrs, err = pack(nil, counterName, count, md)
+	out := parking.Outgoing{Message: it.msg, Target: it.target, Escalation: d.Action == Escalate,
+		CounterAttribute: p.r.policy.CounterAttribute, Count: count, Attempt: d.Attempt, DelaySeconds: it.delay,
+		Metadata: d.Metadata, MaxMessageBytes: p.r.policy.MaxMessageBytes}
+	if out.Escalation {
+		out.Metadata.From = p.r.dlq
 	}
+	m, reason, err := out.Build(it.form)
 	if err != nil {
-		return types.SendMessageBatchRequestEntry{}, 0, Unsendable, fmt.Errorf("metadata: %w", err)
+		return types.SendMessageBatchRequestEntry{}, 0, reason, err
 	}
-	if err := sqsrule.CheckBody(body); err != nil {
-		return types.SendMessageBatchRequestEntry{}, 0, Unsendable, err
-	}
-	if err := sqsrule.CheckAttributes(attrs); err != nil {
-		return types.SendMessageBatchRequestEntry{}, 0, Unsendable, err
-	}
-	size := sqsrule.MessageSize(body, attrs)
-	if size > p.r.policy.MaxMessageBytes {
-		return types.SendMessageBatchRequestEntry{}, 0, TooLarge, fmt.Errorf("%d bytes with the replay metadata exceed %d", size, p.r.policy.MaxMessageBytes)
-	}
-	e := types.SendMessageBatchRequestEntry{MessageBody: m.Body, MessageAttributes: attrs}
-	if trace := traceHeader(m); trace != "" && it.form < formAttributesLeftOut {
+	e := types.SendMessageBatchRequestEntry{MessageBody: aws.String(m.Body), MessageAttributes: m.Attributes, DelaySeconds: m.DelaySeconds}
+	if m.TraceHeader != "" {
 		e.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{
-			string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(trace)},
+			string(types.MessageSystemAttributeNameForSendsAWSTraceHeader): {DataType: aws.String("String"), StringValue: aws.String(m.TraceHeader)},
 		}
 	}
-	group := m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
-	if !sqsrule.IsFIFO(it.target) {
-		if group != "" && sqsrule.CheckGroupID(group) == nil {
-			e.MessageGroupId = aws.String(group) // a fair queue's tenant
-		}
-		e.DelaySeconds = it.delay
-		return e, size, "", nil
+	if m.GroupID != "" {
+		e.MessageGroupId = aws.String(m.GroupID)
 	}
-	kind := "replay"
-	if d.Action == Escalate {
-		kind = "escalate"
-		if sqsrule.CheckGroupID(group) != nil {
-			group = escalationGroup
-		}
+	if m.DeduplicationID != "" {
+		e.MessageDeduplicationId = aws.String(m.DeduplicationID)
 	}
-	e.MessageGroupId = aws.String(group)
-	e.MessageDeduplicationId = aws.String(dedupID(kind, aws.ToString(m.MessageId), d.Attempt))
-	return e, size, "", nil
-}
-
-// dedupID fixes a FIFO deduplication id from what SQS vouches for: the DLQ
-// message's own MessageId and the attempt. A crash between send and delete
-// sends the same id again, which SQS drops within its 5-minute window; two
-// messages that claim the same history in their attributes still get two
-// ids.
-func dedupID(kind, messageID string, attempt int) string {
-	sum := sha256.Sum256([]byte(kind + "\x00" + messageID + "\x00" + strconv.Itoa(attempt)))
-	return hex.EncodeToString(sum[:])
-}
-
-// traceHeader returns the message's AWSTraceHeader when it looks like one
-// SQS accepts (printable ASCII, at most 1 KiB), else "".
-func traceHeader(m *types.Message) string {
-	h := m.Attributes[string(types.MessageSystemAttributeNameAWSTraceHeader)]
-	if len(h) > 1024 {
-		return ""
-	}
-	for i := 0; i < len(h); i++ {
-		if h[i] < 0x20 || h[i] > 0x7e {
-			return ""
-		}
-	}
-	return h
+	return e, sqsrule.MessageSize(m.Body, m.Attributes), "", nil
 }
 
 // missingResult is the code of an entry a batch answer lists in neither
