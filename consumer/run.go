@@ -160,6 +160,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 
 	stopGauge := c.obs.inFlightGauge()
 	defer stopGauge()
+	stopSignals := c.obs.start()
 	for range o.Concurrency {
 		r.workers.Add(1)
 		go r.work()
@@ -198,6 +199,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	}
 
 	<-pollCtx.Done()
+	deadline := time.Now().Add(o.ShutdownTimeout + shutdownGrace)
 	defer func() { <-drained }()
 	// From here Run returns within ShutdownTimeout + shutdownGrace whatever
 	// SQS calls hang: then the calls still on their way are given up (the
@@ -218,6 +220,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	if !giveUp.Stop() {
 		<-gaveUp
 	}
+	stopSignals(deadline) // what the hooks have still to report
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
