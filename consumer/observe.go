@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -36,7 +37,12 @@ type observer struct {
 	// callAttrs are the attributes of each operation's call durations.
 	callAttrs map[string]*telemetry.Attrs
 	settle    telemetry.SettleMetrics
-	signals   chan signal // nil when there is nothing to report but Stats
+	// queue is the room of a Run's signal queue, 0 when there is nothing
+	// to report but Stats; signals is the queue of the Run going on (nil
+	// between Runs), one per Run, so a hook a Run left behind never takes
+	// the next Run's signals.
+	queue   int
+	signals *atomic.Pointer[chan signal]
 }
 
 // Signal queue bounds: room for a few signals per message held (received,
@@ -48,7 +54,8 @@ const (
 
 func newObserver(o *Options, stats *counters, queueURL string) observer {
 	f := telemetry.NewFaults(o.Logger)
-	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL)}
+	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL),
+		signals: new(atomic.Pointer[chan signal])}
 	if !telemetry.IsNil(o.Propagator) {
 		ob.prop = countedPropagator{o.Propagator, f}
 	}
@@ -67,7 +74,7 @@ func newObserver(o *Options, stats *counters, queueURL string) observer {
 		}
 	}
 	if ob.metrics.On || ob.tracer.On() || o.Hooks.set() {
-		ob.signals = make(chan signal, min(max(4*o.MaxInFlight, minSignalQueue), maxSignalQueue))
+		ob.queue = min(max(4*o.MaxInFlight, minSignalQueue), maxSignalQueue)
 	}
 	return ob
 }
@@ -114,11 +121,12 @@ type signal struct {
 
 // emit queues s, or drops it when the queue is full.
 func (ob *observer) emit(s signal) {
-	if ob.signals == nil {
-		return
+	q := ob.signals.Load()
+	if q == nil {
+		return // no Run, or nothing to report
 	}
 	select {
-	case ob.signals <- s:
+	case *q <- s:
 	default:
 		ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments too slow for the consumer")
 	}
@@ -128,12 +136,15 @@ func (ob *observer) emit(s signal) {
 // queued is reported, or at deadline: then the signals still queued are
 // dropped (counted), and a hook still running is left behind.
 func (ob *observer) start() (stop func(deadline time.Time)) {
-	if ob.signals == nil {
+	if ob.queue == 0 {
 		return func(time.Time) {}
 	}
+	q := make(chan signal, ob.queue)
+	ob.signals.Store(&q)
 	quit, abandon, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	go ob.deliver(quit, abandon, done)
+	go ob.deliver(q, quit, abandon, done)
 	return func(deadline time.Time) {
+		ob.signals.Store(nil) // what happens from now on goes unreported
 		close(quit)
 		timer := time.NewTimer(time.Until(deadline))
 		defer timer.Stop()
@@ -148,12 +159,12 @@ func (ob *observer) start() (stop func(deadline time.Time)) {
 // deliver reports signals until quit is closed and the queue is empty, or
 // abandon is closed; a hook that calls runtime.Goexit is replaced by
 // another deliver.
-func (ob *observer) deliver(quit, abandon <-chan struct{}, done chan struct{}) {
+func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done chan struct{}) {
 	returned := false
 	defer func() {
 		if !returned {
 			ob.faults.Failed(telemetry.KindSlow, "a hook called runtime.Goexit")
-			go ob.deliver(quit, abandon, done)
+			go ob.deliver(q, quit, abandon, done)
 			return
 		}
 		close(done)
@@ -161,10 +172,10 @@ func (ob *observer) deliver(quit, abandon <-chan struct{}, done chan struct{}) {
 	for {
 		var s signal
 		select {
-		case s = <-ob.signals:
+		case s = <-q:
 		case <-quit:
 			select {
-			case s = <-ob.signals:
+			case s = <-q:
 			default:
 				returned = true
 				return
@@ -175,7 +186,7 @@ func (ob *observer) deliver(quit, abandon <-chan struct{}, done chan struct{}) {
 			for ok := true; ok; { // s and the rest
 				ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments still busy at the end of Run")
 				select {
-				case <-ob.signals:
+				case <-q:
 				default:
 					ok = false
 				}
