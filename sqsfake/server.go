@@ -106,6 +106,7 @@ type request struct {
 	queue    string          // the queue it named, for the request log
 	drain    <-chan struct{} // closed when the HTTP server shuts down; nil in process
 	corrupt  bool            // a fault corrupts the answer's message checksums
+	zeros    explicitZeros   // members the request sent as an explicit 0
 }
 
 type requestKey struct{}

@@ -55,6 +55,8 @@ func (s *Server) serve(ctx context.Context, endpoint, target string, body []byte
 	if !ok {
 		resp = s.errorResponse(&smithy.GenericAPIError{Code: "UnknownOperationException", Message: fmt.Sprintf("sqsfake speaks the AWS JSON 1.0 protocol: expected an X-Amz-Target header AmazonSQS.<Operation>, got %q. Clients of the older AWS query protocol (form-encoded Action=…) are not supported; use a current SDK or AWS CLI v2.", target), Fault: smithy.FaultClient}, requestID)
 	} else {
+		body = markInvalidText(body)
+		req.zeros = probeZeros(op, body)
 		out, err := s.dispatch(ctx, op, body)
 		if err != nil {
 			resp = s.errorResponse(err, requestID)

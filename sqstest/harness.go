@@ -76,6 +76,11 @@ const (
 	// RetroactiveDelay: a FIFO queue's new DelaySeconds applies to messages
 	// already waiting.
 	RetroactiveDelay Capability = "retroactive FIFO delay"
+	// ExplicitZeros: a member sent as 0 (VisibilityTimeout, WaitTimeSeconds,
+	// DelaySeconds, MaxNumberOfMessages) means zero, not the queue's default.
+	ExplicitZeros Capability = "explicit zeros"
+	// UTF8Validation: a request whose text is not valid UTF-8 is refused.
+	UTF8Validation Capability = "UTF-8 validation"
 )
 
 // Harness adapts a backend to the suite.

@@ -171,6 +171,7 @@ func Gaps() map[sqstest.Capability]string {
 		sqstest.DeleteCooldown:          "fauxqs lets a deleted queue's name be reused at once",
 		sqstest.RequestIDs:              "fauxqs sends no x-amzn-RequestId header, so errors carry no request id",
 		sqstest.RetroactiveDelay:        "fauxqs keeps the old delay of messages already waiting when a FIFO queue's DelaySeconds changes",
+		sqstest.UTF8Validation:          "fauxqs accepts a request body that is not valid UTF-8",
 	}
 }
 
