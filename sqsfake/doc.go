@@ -156,7 +156,7 @@
 //   - RedriveAllowPolicy is checked when a source sets its RedrivePolicy, not
 //     again when the dead-letter queue's policy later changes; Policy must
 //     be a JSON object and is stored, not enforced;
-//   - AddPermission and RemovePermission answer UnsupportedOperation.
+//   - AddPermission and RemovePermission edit the Policy attribute.
 //
 // Not modeled: permissions and policies (stored, not enforced), KMS, fair
 // queue scheduling, throughput quotas other than the in-flight limit, and the

@@ -226,7 +226,7 @@ func FuzzRedrivePolicy(f *testing.F) {
 var wireOps = []string{"CreateQueue", "GetQueueUrl", "GetQueueAttributes", "SetQueueAttributes", "DeleteQueue", "PurgeQueue", "ListQueues",
 	"ListDeadLetterSourceQueues", "TagQueue", "UntagQueue", "ListQueueTags", "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
 	"DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "StartMessageMoveTask", "ListMessageMoveTasks",
-	"CancelMessageMoveTask", "AddPermission", "LaunchRockets"}
+	"CancelMessageMoveTask", "AddPermission", "RemovePermission", "LaunchRockets"}
 
 // FuzzWireRequest feeds the JSON 1.0 endpoint any body for any operation.
 // It never panics; it answers 200 with a JSON object, or an error the SDKs
@@ -279,7 +279,7 @@ func FuzzWireRequest(f *testing.F) {
 				t.Fatalf("%s %q: error answer SDKs cannot read: %d %q %v", op, body, resp.status, resp.body, resp.header)
 			}
 		}
-		if known := op != "AddPermission" && op != "LaunchRockets"; known && len(body) > 0 && !json.Valid(body) {
+		if known := op != "LaunchRockets"; known && len(body) > 0 && !json.Valid(body) {
 			if resp.status != 400 || !strings.Contains(string(resp.body), "SerializationException") || s.Calls().Total() != 0 {
 				t.Fatalf("%s %q: expect a SerializationException and no call, got %d %q, %v", op, body, resp.status, resp.body, s.Calls().Op)
 			}

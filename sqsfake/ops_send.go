@@ -88,6 +88,18 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchI
 	if err != nil {
 		return nil, err
 	}
+	if q.fifo {
+		// On a FIFO queue an entry without its group or deduplication id
+		// fails the whole request, as on SQS, not just the entry.
+		for _, e := range in.Entries {
+			if e.MessageGroupId == nil {
+				return nil, errMissingParameter("MessageGroupId")
+			}
+			if e.MessageDeduplicationId == nil && !q.attrs.contentDedup {
+				return nil, errNoDedupID()
+			}
+		}
+	}
 	for i, e := range in.Entries {
 		if f.entryFails(i, ids[i]) {
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String(f.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: f.fault.Entries.SenderFault})
@@ -176,7 +188,7 @@ func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error
 			sum := sha256.Sum256([]byte(body))
 			m.dedupID = hex.EncodeToString(sum[:])
 		default:
-			return sendResult{}, errInvalidParameter("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+			return sendResult{}, errNoDedupID()
 		}
 		key := m.dedupID
 		if q.attrs.dedupScope == "messageGroup" {
@@ -207,4 +219,8 @@ func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error
 	}
 	s.notify()
 	return sendResult{id: m.id, seqNumber: m.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs, md5System: md5System}, nil
+}
+
+func errNoDedupID() error {
+	return errInvalidParameter("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
 }

@@ -1,8 +1,10 @@
 package sqsfake
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -113,7 +115,7 @@ type queueAttrs struct {
 	redrive         *redrivePolicy
 	allow           *redriveAllowPolicy
 	contentDedup    bool
-	dedupScope      string // messageQueue or messageGroup
+	dedupScope      string // queue or messageGroup
 	throughputLimit string // perQueue or perMessageGroupId
 	passthrough     map[string]string
 }
@@ -121,7 +123,7 @@ type queueAttrs struct {
 func defaultAttrs(fifo bool) queueAttrs {
 	a := queueAttrs{visibility: 30, retention: 345600, maxSize: sqsrule.MaxMessageBytes, passthrough: map[string]string{}}
 	if fifo {
-		a.dedupScope = "messageQueue"
+		a.dedupScope = "queue"
 		a.throughputLimit = "perQueue"
 	}
 	return a
@@ -173,8 +175,8 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 			if !c.fifo {
 				return errInvalidAttributeName(name)
 			}
-			if value != "messageQueue" && value != "messageGroup" {
-				return errInvalidAttributeValue("Invalid value for the parameter DeduplicationScope: %q (messageQueue or messageGroup)", value)
+			if value != "queue" && value != "messageGroup" {
+				return errInvalidAttributeValue("Invalid value for the parameter DeduplicationScope. Reason: %q is not one of messageGroup or queue.", value)
 			}
 			a.dedupScope = value
 		case "FifoThroughputLimit":
@@ -199,6 +201,10 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 			return err
 		}
 		if isPassthrough(name) {
+			if name == "Policy" && value == "" {
+				delete(a.passthrough, name) // an empty Policy removes it
+				continue
+			}
 			a.passthrough[name] = value
 		}
 	}
@@ -241,7 +247,15 @@ func boolAttr(name, value string) (bool, error) {
 func (q *queue) equalAttrs(in map[string]string) bool {
 	current := q.settableAttributes()
 	for k, v := range in {
-		if k == "FifoQueue" {
+		switch k {
+		case "FifoQueue":
+			continue
+		case "RedrivePolicy", "RedriveAllowPolicy", "Policy":
+			// JSON documents: the same document in other spacing, member
+			// order or number form (maxReceiveCount "5" or 5) is equal.
+			if !sameJSON(current[k], v) {
+				return false
+			}
 			continue
 		}
 		if current[k] != v {
@@ -249,6 +263,39 @@ func (q *queue) equalAttrs(in map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// sameJSON reports whether two JSON documents hold the same values, numbers
+// compared with numeric strings as SQS reads them; "" equals only "".
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(normalizeJSON(x), normalizeJSON(y))
+}
+
+// normalizeJSON turns numeric strings into numbers, so {"maxReceiveCount":"5"}
+// and {"maxReceiveCount":5} compare equal.
+func normalizeJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = normalizeJSON(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = normalizeJSON(e)
+		}
+	case string:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 func (q *queue) settableAttributes() map[string]string {

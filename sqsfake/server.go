@@ -144,11 +144,19 @@ func isQueueArn(arn string) bool {
 }
 
 // lookup finds a queue by URL. Any scheme and host are accepted, as the
-// service accepts any endpoint form; the account and name must match. Callers
-// hold s.mu.
+// service accepts any endpoint form; the account and name must match. A bare
+// queue name is accepted too, as SQS resolves it in the caller's account.
+// Callers hold s.mu.
 func (s *Server) lookup(queueURL *string) (*queue, error) {
 	if queueURL == nil || *queueURL == "" {
 		return nil, errMissingParameter("QueueUrl")
+	}
+	if !strings.Contains(*queueURL, "/") {
+		q, ok := s.queues[*queueURL]
+		if !ok {
+			return nil, errQueueDoesNotExist()
+		}
+		return q, nil
 	}
 	u, err := url.Parse(*queueURL)
 	if err != nil {

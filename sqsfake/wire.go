@@ -133,8 +133,10 @@ func (s *Server) dispatch(ctx context.Context, op string, body []byte) (smithy.S
 		return call(ctx, body, s.listMessageMoveTasks)
 	case "CancelMessageMoveTask":
 		return call(ctx, body, s.cancelMessageMoveTask)
-	case "AddPermission", "RemovePermission":
-		return nil, &smithy.GenericAPIError{Code: "UnsupportedOperation", Message: "sqsfake does not model permissions: set the Policy attribute instead (stored, not enforced).", Fault: smithy.FaultClient}
+	case "AddPermission":
+		return call(ctx, body, s.addPermission)
+	case "RemovePermission":
+		return call(ctx, body, s.removePermission)
 	}
 	return nil, &smithy.GenericAPIError{Code: "UnknownOperationException", Message: "Unknown operation " + op + ".", Fault: smithy.FaultClient}
 }

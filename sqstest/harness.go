@@ -79,6 +79,12 @@ const (
 	// ExplicitZeros: a member sent as 0 (VisibilityTimeout, WaitTimeSeconds,
 	// DelaySeconds, MaxNumberOfMessages) means zero, not the queue's default.
 	ExplicitZeros Capability = "explicit zeros"
+	// JSONAttributes: queue attributes holding JSON are read as documents:
+	// CreateQueue compares a RedrivePolicy by value, not spelling, and an
+	// empty Policy removes the policy.
+	JSONAttributes Capability = "JSON queue attributes read as documents"
+	// Permissions: AddPermission and RemovePermission edit the queue's Policy.
+	Permissions Capability = "AddPermission and RemovePermission"
 	// UTF8Validation: a request whose text is not valid UTF-8 is refused.
 	UTF8Validation Capability = "UTF-8 validation"
 )
