@@ -1,6 +1,7 @@
 package sqsfake
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -259,14 +260,22 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := readBody(w, r)
 	if err != nil {
-		http.Error(w, "cannot read the request body: "+err.Error(), http.StatusRequestEntityTooLarge)
+		status, apiErr := http.StatusBadRequest, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+		if errors.Is(err, errRequestTooLarge) {
+			status, apiErr = http.StatusRequestEntityTooLarge, &smithy.GenericAPIError{Code: "RequestEntityTooLarge", Message: fmt.Sprintf("The request body must be at most %d bytes.", maxRequestBytes), Fault: smithy.FaultClient}
+		}
+		h.s.writeResponse(w, h.s.errorResponse(&wireFault{status: status, err: apiErr}, h.s.requestID()))
 		return
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	resp := h.s.serve(r.Context(), scheme+"://"+r.Host, r.Header.Get("X-Amz-Target"), body)
+	h.s.writeResponse(w, h.s.serve(r.Context(), scheme+"://"+r.Host, r.Header.Get("X-Amz-Target"), body))
+}
+
+// writeResponse sends resp, or closes the connection unanswered for a drop.
+func (s *Server) writeResponse(w http.ResponseWriter, resp wireResponse) {
 	if resp.drop != nil {
 		panic(http.ErrAbortHandler) // close the connection unanswered
 	}
@@ -278,19 +287,35 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(resp.body)
 }
 
-// readBody reads a request body of at most maxRequestBytes, in one
-// allocation when the client sent its length.
+// errRequestTooLarge is why a request body is refused unread.
+var errRequestTooLarge = errors.New("request body too large")
+
+// readBody reads a request body of at most maxRequestBytes. A larger
+// declared Content-Length is refused before anything is read, and memory
+// grows with the bytes that arrive, not with what the client declared: a
+// client that declares 8 MiB and sends nothing holds a small buffer.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	if n := r.ContentLength; n >= 0 && n <= maxRequestBytes {
-		body := make([]byte, n)
-		if _, err := io.ReadFull(rd, body); err != nil {
-			return nil, err
-		}
-		return body, nil
+	if r.ContentLength > maxRequestBytes {
+		return nil, errRequestTooLarge
 	}
-	return io.ReadAll(rd)
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(min(n, initialBodyBuffer)))
+	}
+	if _, err := buf.ReadFrom(rd); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errRequestTooLarge
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
+
+// initialBodyBuffer is the most a request body reserves before its bytes
+// arrive; most SQS requests are smaller.
+const initialBodyBuffer = 64 << 10
 
 // corruptChecksums spoils an answer's body digests, for a CorruptChecksum
 // fault.
