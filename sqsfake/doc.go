@@ -158,9 +158,11 @@
 //     be a JSON object and is stored, not enforced;
 //   - AddPermission and RemovePermission edit the Policy attribute.
 //
+// Throughput quotas are opt-in (Options.Quota): per queue and action, FIFO
+// defaults from SQS's published quotas, high-throughput mode as partitions.
+//
 // Not modeled: permissions and policies (stored, not enforced), KMS, fair
-// queue scheduling, throughput quotas other than the in-flight limit, and the
-// rare duplicate delivery of standard queues.
+// queue scheduling, and the rare duplicate delivery of standard queues.
 //
 // # Time
 //

@@ -33,6 +33,8 @@ type queue struct {
 	attempts   map[string]*attempt // FIFO: ReceiveRequestAttemptId → result
 	attemptOrd []expiring
 	lastPurge  time.Time // zero if never purged
+
+	quota map[bucketKey]*bucket // Options.Quota's buckets; nil until used
 }
 
 // expiring names a map entry and when it expires. Entries are appended in

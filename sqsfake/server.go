@@ -31,6 +31,11 @@ type Options struct {
 	// InFlightLimit is how many messages a queue holds in flight before
 	// receives fail with OverLimit. Default 120,000, the service quota.
 	InFlightLimit int
+	// Quota, if set, limits each queue's calls per action and second as
+	// SQS's throughput quotas do (see Quota for the model and its
+	// defaults); calls beyond it fail with ThrottlingException. Default
+	// nil: no quota.
+	Quota *Quota
 	// Logger, if set, gets one line per request at Info level: operation,
 	// queue, HTTP status and duration. Bodies and attribute values are never
 	// logged. Default nil: silent.
@@ -76,6 +81,10 @@ func New(optFns ...func(*Options)) *Server {
 	o.Endpoint = strings.TrimSuffix(o.Endpoint, "/")
 	if o.InFlightLimit <= 0 {
 		o.InFlightLimit = 120000
+	}
+	if o.Quota != nil {
+		q := o.Quota.resolved() // a copy: the caller's value stays theirs
+		o.Quota = &q
 	}
 	return &Server{
 		opts:      o,
@@ -236,6 +245,9 @@ func (s *Server) begin(ctx context.Context, op, queueName string, in any) (*Faul
 	req := requestOf(ctx)
 	req.queue = queueName
 	f := s.record(op, queueName, in)
+	if err := s.throttle(op, queueName, in); err != nil {
+		return nil, err
+	}
 	if f == nil {
 		return nil, nil
 	}
