@@ -39,8 +39,10 @@
 // builds its typed errors with the legacy codes real SQS gives
 // (*types.QueueDoesNotExist whose ErrorCode() is
 // AWS.SimpleQueueService.NonExistentQueue). Signatures are accepted and not
-// checked; any credentials and region work. The older AWS query protocol
-// (form-encoded Action=…) is not spoken.
+// checked; any credentials and region work. The older query protocol is
+// spoken too: form-encoded Action=… requests (POSTed, or in a GET's URL)
+// answered in XML, errors as <ErrorResponse>, as older SDKs and
+// distribution-packaged AWS CLIs send them.
 //
 // Queue URLs point back at the host each request was sent to
 // (http://127.0.0.1:9324/123456789012/orders over HTTP,

@@ -116,7 +116,7 @@ func Serve(l net.Listener, srv *Server, optFns ...func(*HTTPOptions)) *HTTPServe
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
 			default:
-				srv.writeResponse(w, srv.errorResponse(errBusy, srv.requestID()))
+				srv.writeResponse(w, srv.errorResponse(errBusy, srv.requestID(), r.Header.Get("X-Amz-Target") == ""))
 				return
 			}
 			handler.ServeHTTP(w, r)

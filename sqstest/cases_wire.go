@@ -76,14 +76,14 @@ func wireCases() []testCase {
 		{name: "text/lone-surrogate-refused", run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@LONE@b")}
-			_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@LONE@", `\ud800`))
+			_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@LONE@", `\ud800`, "%ED%A0%80"))
 			wantType[types.InvalidMessageContents](t, err)
 			equal(t, "messages stored", 0, len(e.receive(t, url)))
 		}},
 		{name: "text/invalid-utf8-refused", needs: []Capability{UTF8Validation}, run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@BAD@b")}
-			_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@BAD@", "\xff\xfe"))
+			_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@BAD@", "\xff\xfe", "%FF%FE"))
 			var apiErr smithy.APIError
 			if !errors.As(err, &apiErr) || apiErr.ErrorFault() == smithy.FaultServer {
 				t.Fatalf("expect a client error for a body that is not UTF-8, got %v", err)
@@ -93,7 +93,7 @@ func wireCases() []testCase {
 		{name: "text/surrogate-pair-accepted", needs: []Capability{SupplementaryCharacters}, run: func(t *testing.T, e *env) {
 			url := e.queue(t, nil)
 			in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@PAIR@b")}
-			if _, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@PAIR@", `\ud83d\ude00`)); err != nil {
+			if _, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@PAIR@", `\ud83d\ude00`, "%F0%9F%98%80")); err != nil {
 				t.Fatalf("send an escaped surrogate pair: %v", err)
 			}
 			equalSlices(t, "body", []string{"a\U0001F600b"}, bodies(e.receive(t, url)))

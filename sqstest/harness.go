@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -131,6 +133,17 @@ func NewFakeHTTPHarness(tb testing.TB) *FakeHarness {
 	h := newFake()
 	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
 	h.client = h.HTTP.SDKClient()
+	return h
+}
+
+// NewFakeQueryHarness is NewFakeHTTPHarness with the SDK client speaking
+// SQS's query protocol (form-encoded requests, XML answers, through
+// smithy-go's awsquery), as older SDKs and distribution-packaged AWS CLIs
+// do.
+func NewFakeQueryHarness(tb testing.TB) *FakeHarness {
+	h := newFake()
+	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
+	h.client = h.HTTP.SDKClient(func(o *sqs.Options) { o.Protocol = awsquery.New(schemas.AmazonSQS) })
 	return h
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -111,15 +112,20 @@ func zeroForm(body []byte, paths []string) []byte {
 }
 
 // replaceInBody replaces old with raw bytes in the serialized request: text
-// no SDK would send, such as invalid UTF-8 or a lone surrogate escape. The
-// client's message checksums cover what it meant to send, so their check is
-// off.
-func replaceInBody(old, raw string) func(*sqs.Options) {
+// no SDK would send, such as invalid UTF-8 or a lone surrogate. rawJSON goes
+// into an AWS JSON body, rawForm (percent-encoded) into a query protocol
+// form. The client's message checksums cover what it meant to send, so
+// their check is off.
+func replaceInBody(old, rawJSON, rawForm string) func(*sqs.Options) {
 	edit := rewriteBody(func(body []byte) ([]byte, error) {
-		if !bytes.Contains(body, []byte(old)) {
-			return nil, fmt.Errorf("%q is not in the request", old)
+		from, to := old, rawJSON
+		if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+			from, to = url.QueryEscape(old), rawForm
 		}
-		return bytes.ReplaceAll(body, []byte(old), []byte(raw)), nil
+		if !bytes.Contains(body, []byte(from)) {
+			return nil, fmt.Errorf("%q is not in the request", from)
+		}
+		return bytes.ReplaceAll(body, []byte(from), []byte(to)), nil
 	})
 	return func(o *sqs.Options) {
 		edit(o)

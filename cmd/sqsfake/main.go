@@ -1,6 +1,8 @@
 // Command sqsfake runs sqskit's in-memory SQS as a standalone emulator that
-// any language, SDK or the AWS CLI can use over HTTP. It speaks SQS's AWS
-// JSON 1.0 protocol, the one every current AWS SDK and AWS CLI v2 use.
+// any language, SDK or the AWS CLI can use over HTTP. It speaks both of SQS's
+// wire protocols: AWS JSON 1.0, which current SDKs and AWS CLIs send, and the
+// query protocol (form-encoded Action=…, XML answers), which older SDKs and
+// distribution-packaged AWS CLI v2 builds (Debian's 2.9) still send.
 //
 //	go run github.com/sqskit/sqskit/cmd/sqsfake -addr 127.0.0.1:9324 \
 //	    -queue orders-dlq -queue orders,dlq=orders-dlq,maxReceiveCount=5
@@ -17,9 +19,7 @@
 //
 // In Go, set BaseEndpoint (sqs.Options) or AWS_ENDPOINT_URL_SQS; in Python,
 // boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"). Queue URLs in
-// answers point back at the address the request was sent to. The older AWS
-// query protocol (form-encoded Action=…, AWS CLI v1 and SDKs from before
-// late 2023) is not spoken.
+// answers point back at the address the request was sent to.
 //
 // Flags:
 //
