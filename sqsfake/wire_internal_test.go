@@ -60,3 +60,20 @@ func TestReadBodyRefusesOversize(t *testing.T) {
 		})
 	}
 }
+
+func TestMarkInvalidText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":"plain"}`, `{"a":"plain"}`},
+		{`{"a":"\u00e9\ud83d\ude00"}`, `{"a":"\u00e9\ud83d\ude00"}`}, // a pair is one character
+		{`{"a":"x\ud800y"}`, `{"a":"x\uffffy"}`},                     // a high half alone
+		{`{"a":"x\udc00"}`, `{"a":"x\uffff"}`},                       // a low half alone
+		{`{"a":"\ud800\ud800\udc00"}`, `{"a":"\uffff\ud800\udc00"}`},
+		{`{"a":"\\ud800"}`, `{"a":"\\ud800"}`}, // an escaped backslash, then text
+		{"{\"a\":\"x\xffy\"}", `{"a":"x\uffffy"}`},
+		{`{"a":"\u12"}`, `{"a":"\u12"}`}, // not an escape: the decoder refuses it
+	} {
+		if got := string(markInvalidText([]byte(tc.in))); got != tc.want {
+			t.Errorf("%s: expect %s, got %s", tc.in, tc.want, got)
+		}
+	}
+}

@@ -70,3 +70,17 @@ func TestQueryProtocolRequestsAndXMLAnswers(t *testing.T) {
 		t.Fatalf("unknown action: expect 400 InvalidAction, got %d %s", status, doc)
 	}
 }
+
+// Some clients send the query in a GET's URL.
+func TestQueryProtocolInTheURL(t *testing.T) {
+	hs := sqsfake.StartHTTP(t, sqsfake.New())
+	resp, err := http.Get(hs.URL + "/?Action=CreateQueue&QueueName=q&Version=2012-11-05")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "<QueueUrl>"+hs.URL+"/123456789012/q</QueueUrl>") {
+		t.Fatalf("expect the queue created, got %d %s", resp.StatusCode, b)
+	}
+}
