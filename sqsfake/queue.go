@@ -166,7 +166,7 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 				return errInvalidAttributeName(name)
 			}
 			if b, perr := strconv.ParseBool(value); perr != nil || !b {
-				return errInvalidAttributeValue("Invalid value for the parameter FifoQueue: %q; a queue whose name ends in .fifo is created with FifoQueue=true", value)
+				return errInvalidAttributeValue("Invalid value for the parameter FifoQueue. Reason: %q; a queue whose name ends in .fifo is created with FifoQueue=true.", value)
 			}
 		case "ContentBasedDeduplication":
 			if !c.fifo {
@@ -186,7 +186,7 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 				return errInvalidAttributeName(name)
 			}
 			if value != "perQueue" && value != "perMessageGroupId" {
-				return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit: %q (perQueue or perMessageGroupId)", value)
+				return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit. Reason: %q is not one of perQueue or perMessageGroupId.", value)
 			}
 			a.throughputLimit = value
 		case "Policy":
@@ -211,7 +211,7 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 		}
 	}
 	if c.fifo && a.throughputLimit == "perMessageGroupId" && a.dedupScope != "messageGroup" {
-		return errInvalidAttributeValue("FifoThroughputLimit perMessageGroupId requires DeduplicationScope messageGroup")
+		return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId requires DeduplicationScope messageGroup.")
 	}
 	return nil
 }
@@ -229,7 +229,7 @@ func isPassthrough(name string) bool {
 func intAttr(name, value string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(value)
 	if err != nil || n < lo || n > hi {
-		return 0, errInvalidAttributeValue("Invalid value for the parameter %s: %q (must be %d to %d)", name, value, lo, hi)
+		return 0, errInvalidAttributeValue("Invalid value for the parameter %s. Reason: %q must be from %d to %d.", name, value, lo, hi)
 	}
 	return n, nil
 }
@@ -241,7 +241,7 @@ func boolAttr(name, value string) (bool, error) {
 	case "false", "False", "FALSE":
 		return false, nil
 	}
-	return false, errInvalidAttributeValue("Invalid value for the parameter %s: %q (true or false)", name, value)
+	return false, errInvalidAttributeValue("Invalid value for the parameter %s. Reason: %q must be true or false.", name, value)
 }
 
 // equalAttrs reports whether creating a queue with in would leave q's
