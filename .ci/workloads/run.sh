@@ -8,11 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 here=.ci/workloads
 
-if [[ ! -x /usr/bin/aws ]]; then
-  if command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
-    echo "installing Debian's awscli (apt-get)"
-    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y awscli; } > /tmp/sqskit-apt.log 2>&1 || { cat /tmp/sqskit-apt.log; exit 1; }
-  fi
+need=()
+[[ -x /usr/bin/aws ]] || need+=(awscli)
+command -v jq >/dev/null || need+=(jq) # cli.sh reads the CLI's JSON with it
+if ((${#need[@]})) && command -v apt-get >/dev/null && [[ $(id -u) == 0 ]]; then
+  echo "installing ${need[*]} (apt-get)"
+  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${need[@]}"; } > /tmp/sqskit-apt.log 2>&1 || { cat /tmp/sqskit-apt.log; exit 1; }
 fi
 npm ci --prefix "$here/js" --no-audit --no-fund --loglevel=error
 
@@ -31,7 +32,9 @@ done
 [[ -n $url ]] || { cat "$log"; echo "cmd/sqsfake did not start"; exit 1; }
 echo "cmd/sqsfake at $url"
 
-if [[ -x /usr/bin/aws ]]; then
+if ! command -v jq >/dev/null; then
+  echo "SKIP AWS CLI workloads: jq is absent and apt-get could not install it here (not root, or no apt-get)"
+elif [[ -x /usr/bin/aws ]]; then
   bash "$here/cli.sh" /usr/bin/aws "$url"
 else
   echo "SKIP AWS CLI v2: /usr/bin/aws is absent and apt-get could not install awscli here (not root, or no apt-get)"
@@ -40,7 +43,7 @@ v1=""
 while read -r candidate; do
   if [[ $("$candidate" --version 2>&1) == aws-cli/1.* ]]; then v1=$candidate; break; fi
 done < <(type -ap aws)
-if [[ -n $v1 ]]; then
+if [[ -n $v1 ]] && command -v jq >/dev/null; then
   bash "$here/cli.sh" "$v1" "$url"
 else
   echo "SKIP AWS CLI v1: none on PATH (pip install awscli provides one)"
