@@ -60,11 +60,12 @@ type Store interface {
 // IdempotencyOptions configure Idempotent. Zero values mean the defaults.
 type IdempotencyOptions struct {
 	// Key returns the key duplicates share; "" handles the message without
-	// a record. Default DefaultIdempotencyKey. The message is untrusted
+	// a record. ctx is the handler's: EnvelopeFrom reads what Envelopes
+	// unwrapped, when it runs first. Default DefaultIdempotencyKey. The message is untrusted
 	// input: the key is the sender's choice, so a sender can make two of
 	// its own messages duplicates, and nothing more, when Namespace
 	// separates senders that must not share keys.
-	Key func(m *Message) string
+	Key func(ctx context.Context, m *Message) string
 	// Namespace prefixes every key: set it to the queue's name when one
 	// table serves several queues. Default "".
 	Namespace string
@@ -84,12 +85,17 @@ type IdempotencyOptions struct {
 // DefaultIdempotencyKey is the default key: the MessageGroupId and the
 // MessageDeduplicationId together when the message has a deduplication id
 // (the same id is legitimate in two groups under DeduplicationScope
-// messageGroup), else the MessageId, which suppresses SQS's own duplicate
-// deliveries only. On a standard queue, or to suppress a producer's
-// resends, give Key a function of the body's own id.
-func DefaultIdempotencyKey(m *Message) string {
+// messageGroup); else the id of the SNS notification or EventBridge event
+// Envelopes unwrapped (SNS keeps a notification's MessageId when it
+// delivers it again); else the MessageId, which suppresses SQS's own
+// duplicate deliveries only. To suppress a producer's resends, give Key a
+// function of the body's own id.
+func DefaultIdempotencyKey(ctx context.Context, m *Message) string {
 	if d := m.Attributes["MessageDeduplicationId"]; d != "" {
 		return "dedup\x00" + m.GroupID() + "\x00" + d
+	}
+	if e := EnvelopeFrom(ctx); e != nil && e.ID != "" {
+		return e.Kind + "\x00" + e.ID
 	}
 	return "id\x00" + m.ID
 }
@@ -159,7 +165,7 @@ func IdempotencyKey(namespace, key string) string {
 }
 
 func idempotent(ctx context.Context, m *Message, store Store, o *IdempotencyOptions, next Handler) error {
-	k := o.Key(m)
+	k := o.Key(ctx, m)
 	if k == "" {
 		return next(ctx, m)
 	}

@@ -271,11 +271,17 @@ func TestDefaultIdempotencyKey(t *testing.T) {
 	a, b := msg("m1", "r", "d"), msg("m2", "r", "d")
 	b.Attributes["MessageGroupId"] = "h"
 	plain := &Message{ID: "m3"}
-	if DefaultIdempotencyKey(a) == DefaultIdempotencyKey(b) {
+	ctx := context.Background()
+	if DefaultIdempotencyKey(ctx, a) == DefaultIdempotencyKey(ctx, b) {
 		t.Errorf("expect one dedup id in two groups to be two keys")
 	}
-	if k := DefaultIdempotencyKey(plain); k != "id\x00m3" {
+	if k := DefaultIdempotencyKey(ctx, plain); k != "id\x00m3" {
 		t.Errorf("expect the message id without a dedup id, got %q", k)
+	}
+	sns := &Message{ID: "m4", Body: snsFixture}
+	env, _ := UnwrapEnvelope(sns)
+	if k := DefaultIdempotencyKey(context.WithValue(ctx, envelopeKey{}, env), sns); k != "sns\x0022b80b92-fdea-4c2c-8f9d-bdfb0c7bf324" {
+		t.Errorf("expect the SNS MessageId, got %q", k)
 	}
 	if IdempotencyKey("q1", "k") == IdempotencyKey("q2", "k") || len(IdempotencyKey("", "k")) != 64 {
 		t.Errorf("expect namespaced 64-character keys")

@@ -107,7 +107,7 @@ func newConsumer(api consumer.API, queue, parking string, svc *service, store ha
 	once, err := handler.Idempotent(store, func(o *handler.IdempotencyOptions) {
 		o.Namespace = "orders"
 		// The producer's own id for the event: the key duplicates share.
-		o.Key = func(m *handler.Message) string { return m.MessageAttributes["event-id"].StringValue }
+		o.Key = func(_ context.Context, m *handler.Message) string { return m.MessageAttributes["event-id"].StringValue }
 	})
 	if err != nil {
 		return nil, err

@@ -149,7 +149,7 @@ func TestConcurrentDuplicatesAcrossTwoConsumers(t *testing.T) {
 	}
 	idem, err := handler.Idempotent(st, func(o *handler.IdempotencyOptions) {
 		o.Namespace = "orders"
-		o.Key = func(m *handler.Message) string { return m.MessageAttributes["order-id"].StringValue }
+		o.Key = func(_ context.Context, m *handler.Message) string { return m.MessageAttributes["order-id"].StringValue }
 	})
 	if err != nil {
 		t.Fatal(err)
