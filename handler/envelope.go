@@ -132,8 +132,9 @@ func UnwrapEnvelope(m *Message) (*Envelope, error) {
 	return env, nil
 }
 
-// probe holds the keys that tell an envelope from a plain body. Its fields
-// are raw so that a wrong type is reported, not silently zeroed.
+// probe holds the keys that tell an envelope from a plain body, raw, for
+// a body that did not decode as an envelope: it tells a malformed
+// envelope from a plain body that merely has a field of the same name.
 type probe struct {
 	Type       json.RawMessage `json:"Type"`
 	TopicArn   json.RawMessage `json:"TopicArn"`
@@ -142,36 +143,31 @@ type probe struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
-// snsNotification is an SNS notification as SNS delivers it to an SQS
-// queue without raw message delivery: the JSON document of
+// envelopeJSON is both envelopes' fields, decoded in one pass.
+//
+// An SNS notification as SNS delivers it to an SQS queue without raw
+// message delivery is the JSON document of
 // https://docs.aws.amazon.com/sns/latest/dg/http-notification-json.html
 // (Type, MessageId, TopicArn, Subject, Message, Timestamp, signature
 // fields, MessageAttributes of {"Type","Value"}).
-type snsNotification struct {
-	Type              string                  `json:"Type"`
+//
+// An EventBridge event as a rule delivers it to an SQS target has the
+// structure of
+// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+// (version, id, detail-type, source, account, time, region, resources,
+// detail).
+type envelopeJSON struct {
+	Type              *string                 `json:"Type"`
 	MessageID         string                  `json:"MessageId"`
-	TopicArn          string                  `json:"TopicArn"`
+	TopicArn          *string                 `json:"TopicArn"`
 	Subject           *string                 `json:"Subject"`
 	Message           *string                 `json:"Message"`
 	Timestamp         string                  `json:"Timestamp"`
 	MessageAttributes map[string]snsAttribute `json:"MessageAttributes"`
-}
 
-type snsAttribute struct {
-	Type  string `json:"Type"`
-	Value string `json:"Value"`
-}
-
-// eventBridgeEvent is an EventBridge event as a rule delivers it to an SQS
-// target: the structure of
-// https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
-// (version, id, detail-type, source, account, time, region, resources,
-// detail).
-type eventBridgeEvent struct {
-	Version    string          `json:"version"`
 	ID         string          `json:"id"`
-	DetailType string          `json:"detail-type"`
-	Source     string          `json:"source"`
+	DetailType *string         `json:"detail-type"`
+	Source     *string         `json:"source"`
 	Account    string          `json:"account"`
 	Time       string          `json:"time"`
 	Region     string          `json:"region"`
@@ -179,39 +175,61 @@ type eventBridgeEvent struct {
 	Detail     json.RawMessage `json:"detail"`
 }
 
+type snsAttribute struct {
+	Type  string `json:"Type"`
+	Value string `json:"Value"`
+}
+
+// The keys an envelope must have, as SNS and EventBridge write them: a body
+// with neither is plain, and costs no JSON decoding. (encoding/json would
+// match keys in any case or \u-escaped; no sender of envelopes writes them
+// so, and such a body is taken as plain.)
+var (
+	keyTopicArn   = []byte(`"TopicArn"`)
+	keyDetailType = []byte(`"detail-type"`)
+)
+
 // unwrap recognises an envelope in body: nil for a plain body, else the
 // envelope, the inner body and the attributes it carried.
 func unwrap(body string) (*Envelope, string, map[string]AttributeValue, error) {
 	b := bytes.TrimLeft([]byte(body), " \t\r\n")
-	if len(b) == 0 || b[0] != '{' {
+	if len(b) == 0 || b[0] != '{' || !bytes.Contains(b, keyTopicArn) && !bytes.Contains(b, keyDetailType) {
 		return nil, "", nil, nil
 	}
-	var p probe
-	if json.Unmarshal(b, &p) != nil {
-		return nil, "", nil, nil // not JSON: a plain body
+	var e envelopeJSON
+	if err := json.Unmarshal(b, &e); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return nil, "", nil, nil // not JSON: a plain body
+		}
+		var p probe
+		if json.Unmarshal(b, &p) != nil {
+			return nil, "", nil, nil
+		}
+		switch {
+		case p.TopicArn != nil && p.Type != nil:
+			return nil, "", nil, fmt.Errorf("SNS notification: %w", err)
+		case p.DetailType != nil && p.Source != nil:
+			return nil, "", nil, fmt.Errorf("EventBridge event: %w", err)
+		}
+		return nil, "", nil, nil // a plain body with fields of other types
 	}
 	switch {
-	case p.TopicArn != nil && p.Type != nil:
-		return unwrapSNS(b)
-	case p.DetailType != nil && p.Source != nil && p.Detail != nil:
-		return unwrapEventBridge(b)
-	case p.DetailType != nil && p.Source != nil:
-		return nil, "", nil, errors.New("an EventBridge event without detail")
+	case e.TopicArn != nil && e.Type != nil:
+		return unwrapSNS(&e)
+	case e.DetailType != nil && e.Source != nil:
+		return unwrapEventBridge(&e)
 	}
 	return nil, "", nil, nil
 }
 
-func unwrapSNS(b []byte) (*Envelope, string, map[string]AttributeValue, error) {
-	var n snsNotification
-	if err := json.Unmarshal(b, &n); err != nil {
-		return nil, "", nil, fmt.Errorf("SNS notification: %w", err)
-	}
+func unwrapSNS(n *envelopeJSON) (*Envelope, string, map[string]AttributeValue, error) {
 	switch {
-	case n.Type != "Notification":
-		return nil, "", nil, fmt.Errorf("SNS message of type %.40q, not Notification", n.Type)
+	case *n.Type != "Notification":
+		return nil, "", nil, fmt.Errorf("SNS message of type %.40q, not Notification", *n.Type)
 	case n.Message == nil:
 		return nil, "", nil, errors.New("SNS notification without Message")
-	case n.TopicArn == "":
+	case *n.TopicArn == "":
 		return nil, "", nil, errors.New("SNS notification with an empty TopicArn")
 	case n.Subject != nil && len(*n.Subject) > maxSNSSubject:
 		return nil, "", nil, fmt.Errorf("SNS Subject longer than %d characters", maxSNSSubject)
@@ -229,7 +247,7 @@ func unwrapSNS(b []byte) (*Envelope, string, map[string]AttributeValue, error) {
 			attrs[name] = v
 		}
 	}
-	env := &Envelope{Kind: EnvelopeSNS, ID: n.MessageID, Time: n.Timestamp, TopicARN: n.TopicArn}
+	env := &Envelope{Kind: EnvelopeSNS, ID: n.MessageID, Time: n.Timestamp, TopicARN: *n.TopicArn}
 	if n.Subject != nil {
 		env.Subject = *n.Subject
 	}
@@ -253,19 +271,17 @@ func snsAttributeValue(a snsAttribute) (AttributeValue, error) {
 	return AttributeValue{}, fmt.Errorf("unknown type %.40q", a.Type)
 }
 
-func unwrapEventBridge(b []byte) (*Envelope, string, map[string]AttributeValue, error) {
-	var e eventBridgeEvent
-	if err := json.Unmarshal(b, &e); err != nil {
-		return nil, "", nil, fmt.Errorf("EventBridge event: %w", err)
-	}
-	if e.DetailType == "" || e.Source == "" {
+func unwrapEventBridge(e *envelopeJSON) (*Envelope, string, map[string]AttributeValue, error) {
+	switch {
+	case *e.DetailType == "" || *e.Source == "":
 		return nil, "", nil, errors.New("EventBridge event with an empty detail-type or source")
-	}
-	if bytes.Equal(e.Detail, []byte("null")) {
+	case e.Detail == nil:
+		return nil, "", nil, errors.New("EventBridge event without detail")
+	case bytes.Equal(e.Detail, []byte("null")):
 		return nil, "", nil, errors.New("EventBridge event with a null detail")
 	}
 	return &Envelope{
 		Kind: EnvelopeEventBridge, ID: e.ID, Time: e.Time,
-		Source: e.Source, DetailType: e.DetailType, Account: e.Account, Region: e.Region, Resources: e.Resources,
+		Source: *e.Source, DetailType: *e.DetailType, Account: e.Account, Region: e.Region, Resources: e.Resources,
 	}, string(e.Detail), nil, nil
 }
