@@ -198,25 +198,41 @@ func idempotent(ctx context.Context, m *Message, store Store, o *IdempotencyOpti
 
 	var res result
 	hctx := context.WithValue(ctx, resultKey{}, &res)
-	var stop func()
+	stop := func() {}
 	if _, fixed := lease.(deadlineLease); lease != nil && !fixed {
 		stop = follow(ctx, lease, until, func(u time.Time) error { return store.Extend(ctx, key, token, u) })
 	}
+	// The claim ends however the handler does: a panic or runtime.Goexit
+	// in it releases the claim too (and goes on up to the runtime).
+	settled := false
+	defer func() {
+		if !settled {
+			stop()
+			release(ctx, store, key, token)
+		}
+	}()
 	herr := next(hctx, m)
-	if stop != nil {
-		stop()
+	settled = true
+	stop()
+	if herr != nil {
+		release(ctx, store, key, token)
+		return herr
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	if herr != nil {
-		_ = store.Release(cctx, key, token) // the record expires anyway
-		return herr
-	}
 	err = store.Complete(cctx, key, token, res.get(), time.Now().Add(o.TTL))
 	if err != nil && !errors.Is(err, ErrNotHeld) {
 		return fmt.Errorf("handler: idempotency: record success: %w", err)
 	}
 	return nil
+}
+
+// release gives up a claim, on a ctx of its own: the handler's may be
+// cancelled. A failure is left to the record's expiry.
+func release(ctx context.Context, store Store, key, token string) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = store.Release(cctx, key, token)
 }
 
 // follow renews an in-progress record as lease moves past until, until the

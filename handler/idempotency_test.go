@@ -287,3 +287,24 @@ func TestDefaultIdempotencyKey(t *testing.T) {
 		t.Errorf("expect namespaced 64-character keys")
 	}
 }
+
+func TestIdempotentReleasesOnPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		mw, _ := Idempotent(&MemoryStore{})
+		var runs atomic.Int32
+		h := mw(func(context.Context, *Message) error {
+			if runs.Add(1) == 1 {
+				panic("bug")
+			}
+			return nil
+		})
+		lease := &movingLease{until: time.Now().Add(30 * time.Second)}
+		func() {
+			defer func() { _ = recover() }() // the runtime's part
+			_ = h(WithLease(context.Background(), lease), msg("m1", "r1", "d"))
+		}()
+		if err := h(WithLease(context.Background(), lease), msg("m1", "r2", "d")); err != nil || runs.Load() != 2 {
+			t.Errorf("expect the claim released by the panic and the redelivery run, got %d runs, %v", runs.Load(), err)
+		}
+	})
+}
