@@ -38,7 +38,7 @@ func BenchmarkDecode(b *testing.B) {
 		{"hand-written (SNS)", func(ctx context.Context, m *Message) error {
 			var n struct {
 				Type, TopicArn, Subject, Message string
-				MessageAttributes              map[string]struct{ Type, Value string }
+				MessageAttributes                map[string]struct{ Type, Value string }
 			}
 			if err := json.Unmarshal([]byte(m.Body), &n); err != nil {
 				return err
