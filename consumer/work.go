@@ -109,7 +109,8 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 	if len(started) > 0 {
 		parent := r.hctx
 		if r.c.batch == nil {
-			parent = started[0].ctx // the message's: its trace context and process span
+			// the message's: its trace context, process span and lease
+			parent = &leaseCtx{Context: started[0].ctx, r: r, t: started[0]}
 		}
 		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
