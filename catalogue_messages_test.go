@@ -24,10 +24,6 @@ import (
 // and idempotency stores (issue 21).
 const catMessages = "typed messages, envelopes, routing, idempotency"
 
-// The rows of catMessages run in TestBadInputCatalogueMessages; adding
-// messageRows() to catalogue() in catalogue_test.go (and catMessages to
-// catalogueOrder) makes them part of TestBadInputCatalogue.
-
 type orderPayload struct {
 	ID    string `json:"id"`
 	Total int    `json:"total"`
@@ -249,13 +245,4 @@ func runIdempotentHostile(t *testing.T, store handler.Store, key func(context.Co
 		}
 	})
 	return err
-}
-
-// TestBadInputCatalogueMessages runs the rows of catMessages.
-func TestBadInputCatalogueMessages(t *testing.T) {
-	rows := messageRows()
-	for _, r := range rows {
-		t.Run(r.cat+"/"+r.name, func(t *testing.T) { runRow(t, r) })
-	}
-	fmt.Printf("bad-input catalogue, %s: %d rows\n", catMessages, len(rows))
 }

@@ -38,7 +38,7 @@ const (
 	catWire    = "sqsfake wire requests"
 )
 
-var catalogueOrder = []string{catOptions, catSend, catLambda, catForged, catHandler, catWire}
+var catalogueOrder = []string{catOptions, catSend, catLambda, catForged, catHandler, catWire, catMessages}
 
 // catalogueRowEnv names the one row a child process runs.
 const catalogueRowEnv = "SQSKIT_CATALOGUE_ROW"
@@ -217,7 +217,7 @@ func isAs[T error](err error) (T, error) {
 // catalogue lists every row.
 func catalogue() []row {
 	var rows []row
-	for _, part := range [][]row{optionRows(), sendRows(), lambdaRows(), forgedRows(), handlerRows(), wireRows()} {
+	for _, part := range [][]row{optionRows(), sendRows(), lambdaRows(), forgedRows(), handlerRows(), wireRows(), messageRows()} {
 		rows = append(rows, part...)
 	}
 	return rows

@@ -9,8 +9,8 @@ import (
 
 // leaseCtx is the parent of a Handler's ctx: the message's own ctx, which
 // also answers handler.LeaseFrom with the message's visibility lease, read
-// under the run's lock as the heartbeat moves it. One small allocation per
-// message, in place of context.WithValue's two.
+// under the run's lock as the heartbeat moves it. It lives in the
+// message's inflight record: no allocation of its own.
 type leaseCtx struct {
 	context.Context
 	r *run

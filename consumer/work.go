@@ -110,7 +110,9 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 		parent := r.hctx
 		if r.c.batch == nil {
 			// the message's: its trace context, process span and lease
-			parent = &leaseCtx{Context: started[0].ctx, r: r, t: started[0]}
+			t := started[0]
+			t.lease = leaseCtx{Context: t.ctx, r: r, t: t}
+			parent = &t.lease
 		}
 		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
