@@ -146,7 +146,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	var lines []string
 	for _, c := range catalogueOrder {
-		lines = append(lines, fmt.Sprintf("  %-38s %3d", c, counts[c]))
+		lines = append(lines, fmt.Sprintf("  %-48s %3d", c, counts[c]))
 	}
 	fmt.Printf("bad-input catalogue: %d rows\n%s\n", len(rows), strings.Join(lines, "\n"))
 	if len(rows) < 150 {
