@@ -59,7 +59,8 @@ type inflight struct {
 	// original is the message as received, what a park sends (the handler
 	// may have written to msg); kept only when there is a parking queue.
 	original     Message
-	parkedReason string // set once parked: its delete reports Parked
+	parkedReason string   // set once parked: its delete reports Parked
+	lease        leaseCtx // its handler's parent ctx, in the same allocation
 }
 
 // run is the state of one Run.

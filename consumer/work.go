@@ -106,7 +106,10 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 	if len(started) > 0 {
 		parent := r.hctx
 		if r.c.batch == nil {
-			parent = started[0].ctx // the message's: its trace context and process span
+			// the message's: its trace context, process span and lease
+			t := started[0]
+			t.lease = leaseCtx{Context: t.ctx, r: r, t: t}
+			parent = &t.lease
 		}
 		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
