@@ -17,7 +17,6 @@ import (
 // MeterProvider may panic or return nil: each costs its own signal, never
 // the invocation or a message's outcome.
 func TestLambdaExtensionFailuresCostOnlyTheirSignal(t *testing.T) {
-	t.Skip(lambdaHardeningBudget)
 	boom := func() { panic("hook failure") }
 	panicking := Hooks{
 		Received: func(context.Context, *Message) { boom() },
@@ -83,11 +82,6 @@ func TestLambdaExtensionFailuresCostOnlyTheirSignal(t *testing.T) {
 	}
 }
 
-// lambdaHardeningBudget is why the Lambda adapter's extension tests are
-// skipped: guarding its hooks, propagator, tracer and meter costs its
-// binary a page that TestLambdaFootprint's budget does not have (issue 19).
-const lambdaHardeningBudget = "the Lambda adapter does not guard its extensions yet: TestLambdaFootprint's budget has no room (issue 19)"
-
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
@@ -117,7 +111,6 @@ func (l *lockedBuffer) String() string {
 // A hook that blocks costs its own signal: the other messages are handled
 // (no hook runs under the adapter's lock), and Handle returns at its ctx.
 func TestLambdaBlockedHookDoesNotHoldTheInvocation(t *testing.T) {
-	t.Skip(lambdaHardeningBudget)
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)

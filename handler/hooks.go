@@ -5,8 +5,13 @@ import (
 	"time"
 )
 
-// Hooks are optional callbacks, called synchronously on the goroutine where
-// the event happens: keep them fast, and safe for concurrent use. Each gets
+// Hooks are optional callbacks. They, and the tracer's spans and the
+// meter's instruments, are told of an invocation's events in order on one
+// goroutine of its own, never under the adapter's lock: a hook that panics
+// costs its signal (logged once per hook), one that blocks
+// holds back only the signals after it, and Handle waits for them no longer
+// than its ctx. A Propagator, TracerProvider or MeterProvider that panics
+// or returns nil costs its signal the same way. Each gets
 // the message's ctx: it carries the message's process span (when tracing
 // is on) and the producer's trace context (when a Propagator is set).
 // Message bodies are the caller's to log or not.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/aws/smithy-go/tracing"
-
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -30,48 +28,95 @@ type invocation struct {
 	parker    Parker
 	originals []Message // with a Parker: each message as received
 	applied   []applied // with a Parker: each Hold or Escalate carried out
+	// signals carries what user extensions are told (hooks, metrics, span
+	// ends) to one goroutine, so none runs under a lock or on a worker: a
+	// hook that panics costs its signal, one that blocks holds back only
+	// the signals behind it, and Handle waits for them no longer than its
+	// ctx. Its room is every signal the invocation can send, plus the end.
+	signals  chan signal
+	reported chan struct{}
+	began    time.Time // for the messages' age
+}
+
+// signal is one event to report: message i received (received), or
+// settled with kind, or the batch handler's span ended (i < 0).
+type signal struct {
+	_        [0]func() // noCompare: an equality function costs a Lambda's footprint
+	i        int
+	received bool
+	kind     outcome
+	a        applied
+	err      error
+	took     time.Duration
+	ran      bool
+	failures int // the batch span's
+	span     telemetry.Span
+}
+
+// send queues a signal; it never blocks, and runs no user code.
+func (inv *invocation) send(s signal) {
+	select {
+	case inv.signals <- s:
+	default: // only after the invocation ended: nobody reports any more
+	}
+}
+
+// report reports the signals until the end (i == -2).
+func (inv *invocation) report() {
+	defer close(inv.reported)
+	for s := range inv.signals {
+		if s.i == -2 {
+			return
+		}
+		inv.reportOne(s)
+	}
+}
+
+// endSignals waits for the invocation's signals to be reported, or for ctx.
+func (inv *invocation) endSignals(ctx context.Context) {
+	inv.signals <- signal{i: -2}
+	select {
+	case <-inv.reported:
+	case <-ctx.Done():
+	}
 }
 
 // begin gives each message its ctx and process span, records it as
 // received, and calls the Received hook.
 func (inv *invocation) begin(ctx context.Context, source string) {
 	l := inv.l
-	inv.ctxs = make([]context.Context, len(inv.msgs))
+	n := len(inv.msgs)
+	inv.signals, inv.reported, inv.began = make(chan signal, 2*n+2), make(chan struct{}), time.Now()
+	go inv.report()
+	inv.ctxs = make([]context.Context, n)
 	if inv.parker != nil {
-		inv.applied = make([]applied, len(inv.msgs))
+		inv.applied = make([]applied, n)
 	}
 	inv.tracer = l.tracer.ForQueue(source)
 	if inv.tracer.On() {
-		inv.spans = make([]telemetry.Span, len(inv.msgs))
+		inv.spans = make([]telemetry.Span, n)
 	}
 	m := &l.metrics
 	if m.On {
 		inv.attrs = telemetry.QueueAttrs(source)
-		m.Consumed.Add(ctx, int64(len(inv.msgs)), inv.attrs)
 	}
-	now := time.Now()
 	for i, msg := range inv.msgs {
-		mctx := Extract(ctx, l.opts.Propagator, msg)
+		mctx := ctx
+		if l.opts.Propagator != nil {
+			mctx = l.faults.Extract(ctx, l.opts.Propagator, messageCarrier{msg})
+		}
 		if inv.spans != nil {
-			var span telemetry.Span
-			mctx, span = inv.tracer.Start(mctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
-			span.Set(telemetry.AttrMessageID, inv.ids[i])
-			inv.spans[i] = span
+			mctx, inv.spans[i] = l.startSpan(inv.tracer, mctx)
 		}
 		inv.ctxs[i] = mctx
-		if m.On {
-			if age, ok := telemetry.Age(msg.Attributes["SentTimestamp"], now); ok {
-				m.MessageAge.Seconds(ctx, age, inv.attrs)
-			}
-		}
-		l.opts.Hooks.received(mctx, msg)
+		inv.send(signal{i: i, received: true})
 	}
 }
 
-// settle reports message i's outcome once: its hook, its metrics, and the
-// end of its process span. ran says whether its handler ran (took long).
+// settle queues the report of message i's outcome, once: its hook, its
+// metrics, and the end of its process span. ran says whether its handler
+// ran (took long). It runs no user code: callers may hold a lock.
 func (inv *invocation) settle(i int, err error, took time.Duration, ran bool) {
-	l, ctx, msg := inv.l, inv.ctxs[i], inv.msgs[i]
 	kind := outcomeFailed
 	if err == nil {
 		kind = outcomeHandled
@@ -81,15 +126,39 @@ func (inv *invocation) settle(i int, err error, took time.Duration, ran bool) {
 		a = inv.applied[i]
 		kind = a.kind
 	}
-	switch kind {
-	case outcomeHandled:
-		l.opts.Hooks.handled(ctx, msg, took)
-	case outcomeHeld:
-		l.opts.Hooks.held(ctx, msg, a.hold)
-	case outcomeParked:
-		l.opts.Hooks.parked(ctx, msg, a.reason)
-	default:
-		l.opts.Hooks.failed(ctx, msg, err)
+	inv.send(signal{i: i, kind: kind, a: a, err: err, took: took, ran: ran})
+}
+
+// reportOne tells the extensions of one signal; a panic costs that signal.
+func (inv *invocation) reportOne(s signal) {
+	k := telemetry.KindMeter
+	defer inv.l.faults.RecoverIn(&k)
+	l := inv.l
+	if s.i < 0 { // the batch span
+		k = telemetry.KindTracer
+		s.span.Set(telemetry.AttrBatchCount, len(inv.msgs))
+		if s.failures > 0 {
+			s.span.Fail("handler_error")
+		}
+		s.span.End(nil)
+		return
+	}
+	i, kind, a, err, took, ran := s.i, s.kind, s.a, s.err, s.took, s.ran
+	ctx, msg := inv.ctxs[i], inv.msgs[i]
+	if s.received {
+		if m := &l.metrics; m.On {
+			m.Consumed.Add(ctx, 1, inv.attrs)
+			if age, ok := telemetry.Age(msg.Attributes["SentTimestamp"], inv.began); ok {
+				m.MessageAge.Seconds(ctx, age, inv.attrs)
+			}
+		}
+		if inv.spans != nil {
+			k = telemetry.KindTracer
+			inv.spans[i].Set(telemetry.AttrMessageID, inv.ids[i])
+		}
+		k = telemetry.HookReceived
+		l.opts.Hooks.received(ctx, msg)
+		return
 	}
 	if m := &l.metrics; m.On && kind != outcomeHeld && kind != outcomeParked {
 		attrs := inv.attrs
@@ -104,9 +173,24 @@ func (inv *invocation) settle(i int, err error, took time.Duration, ran bool) {
 		}
 	}
 	if inv.spans != nil {
+		k = telemetry.KindTracer
 		if kind == outcomeFailed {
 			inv.spans[i].Fail(ErrorType(err))
 		}
 		inv.spans[i].End(nil)
+	}
+	switch kind {
+	case outcomeHandled:
+		k = telemetry.HookHandled
+		l.opts.Hooks.handled(ctx, msg, took)
+	case outcomeHeld:
+		k = telemetry.HookHeld
+		l.opts.Hooks.held(ctx, msg, a.hold)
+	case outcomeParked:
+		k = telemetry.HookParked
+		l.opts.Hooks.parked(ctx, msg, a.reason)
+	default:
+		k = telemetry.HookFailed
+		l.opts.Hooks.failed(ctx, msg, err)
 	}
 }

@@ -93,6 +93,7 @@ type Lambda struct {
 	opts     LambdaOptions
 	tracer   telemetry.Tracer
 	metrics  telemetry.ConsumerMetrics
+	faults   *telemetry.Faults // what user extensions cost: counted, logged once
 }
 
 // ErrConfig matches every invalid option with errors.Is.
@@ -156,8 +157,8 @@ func resolveLambda(l *Lambda, optFns []func(*LambdaOptions)) (*Lambda, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	l.opts = o
-	l.tracer = telemetry.NewTracer(o.TracerProvider, scope, "")
-	l.metrics = telemetry.NewConsumerMetrics(telemetry.NewMeter(o.MeterProvider, scope))
+	l.faults = telemetry.NewFaults(o.Logger)
+	l.providers(o.TracerProvider, o.MeterProvider)
 	return l, nil
 }
 
@@ -244,6 +245,7 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.ids[i]})
 		}
 	}
+	inv.endSignals(ctx)
 	if l.opts.FailWhenAllFail && len(inv.msgs) > 0 && len(resp.BatchItemFailures) == len(inv.msgs) {
 		return resp, ErrAllFailed
 	}
@@ -267,8 +269,7 @@ func (l *Lambda) wholeBatch(ctx context.Context, inv *invocation) []error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	bctx, span := inv.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
-	span.Set(telemetry.AttrBatchCount, len(msgs))
+	bctx, span := l.startSpan(inv.tracer, ctx)
 	start := time.Now()
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)
@@ -283,11 +284,33 @@ func (l *Lambda) wholeBatch(ctx context.Context, inv *invocation) []error {
 		}
 		inv.settle(i, err, took, true)
 	}
-	if failures > 0 {
-		span.Fail("handler_error")
+	if span.On() {
+		inv.send(signal{i: -1, span: span, failures: failures})
 	}
-	span.End(nil)
 	return errs
+}
+
+// providers sets the tracer and the instruments: a provider that panics,
+// or gives nil, leaves its signal off (a typed nil is none).
+func (l *Lambda) providers(tp tracing.TracerProvider, mp metrics.MeterProvider) {
+	k := telemetry.KindTracer
+	defer l.faults.RecoverIn(&k)
+	if !telemetry.IsNil(tp) {
+		l.tracer = telemetry.NewTracer(tp, scope, "")
+	}
+	if k = telemetry.KindMeter; !telemetry.IsNil(mp) {
+		l.metrics = telemetry.NewConsumerMetrics(telemetry.NewMeter(mp, scope))
+	}
+}
+
+// startSpan starts a process span for a tracer that may panic or return
+// nil (then ctx and no span), and keeps ctx's cancellation whatever ctx it
+// returns (telemetry.Within).
+func (l *Lambda) startSpan(t telemetry.Tracer, ctx context.Context) (out context.Context, span telemetry.Span) {
+	out = ctx
+	defer l.faults.Recover(telemetry.KindTracer)
+	c, s := t.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	return telemetry.Within(ctx, c), s
 }
 
 // callBatch runs the batch handler on its own goroutine, so a
