@@ -55,6 +55,8 @@ type Consumer struct {
 	obs      observer
 	parker   handler.Parker // nil without Options.ParkingQueue
 	limiter  *rate.Limiter  // nil without Options.RateLimit
+	// runStarted, set by this package's tests only, sees each Run's state.
+	runStarted func(*run)
 }
 
 // ErrConfig matches every invalid option with errors.Is.

@@ -63,7 +63,11 @@ type inflight struct {
 	lease        leaseCtx // its handler's parent ctx, in the same allocation
 }
 
-// run is the state of one Run.
+// run is the state of one Run, in three parts by concern: intake (what
+// receives may take), ledger (the messages held and the work they wait
+// for) and settlement (what is on its way out). One lock, mu, guards the
+// three, so a message moves between them atomically; each part states its
+// invariants, and checkLocked (run by the tests) verifies them.
 type run struct {
 	c       *Consumer
 	o       *Options // the Consumer's options with the visibility resolved
@@ -72,45 +76,108 @@ type run struct {
 	apiCtx  context.Context // API calls, alive through shutdown
 	hctx    context.Context // parent of every handler's ctx
 	hcancel context.CancelCauseFunc
-	set     *settler
 
-	mu        sync.Mutex
-	tracked   map[string]*inflight
-	reserved  int // places reserved by receives in flight
-	releasing int // places of messages whose release call is in flight
-	seq       *dispatch.Sequencer
-	ready     fifoQueue[*inflight]   // Handler: messages that may start, in order
-	units     fifoQueue[[]*inflight] // BatchHandler: receives that may start
-	running   int                    // handler calls not yet settled
-	pollDone  bool                   // receiving has stopped
-	stopping  bool                   // shutdown began: nothing more starts
-	closed    bool                   // workers may exit
-	idle      chan struct{}          // closed when running reaches 0, if set
-	workCond  *sync.Cond             // workers wait for ready messages
-	placeCond *sync.Cond             // receivers wait for places
-	turnCond  *sync.Cond             // receivers above the target wait for their turn
-	recv      receiveState
-	guard     fifoGuard
-	visKnown  chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
-	visErr    error         // set before visKnown closes: they could not be
+	mu sync.Mutex // guards intake, ledger and settlement's fields below
+	intake
+	ledger
+	settlement
 
-	busy    atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
-	workers sync.WaitGroup
-	parks   sync.WaitGroup // sends to the parking queue in flight
-	// HandlerTimeout timers, guarded by mu: shutdown stops those pending
-	// and joins those firing, so none settles a message after Run returned.
-	handlerTimers map[*handlerTimer]struct{}
-	timersStopped bool           // shutdown stopped them: units that start now get none
-	timers        sync.WaitGroup // pending and firing timers
-
-	// Drain: receiving ends at the first empty receive, and Run's ctx
-	// ends once every held message is settled (signalled here).
-	draining      bool
-	settledSignal chan struct{}
+	visKnown chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
+	visErr   error         // set before visKnown closes: they could not be
 
 	fatalMu  sync.Mutex
 	fatal    error
 	stopPoll context.CancelFunc
+}
+
+// intake is what receives may take. Invariants: reserved ≥ 0; the places
+// in use, len(tracked) + reserved + releasing, never exceed MaxInFlight
+// (a receive that returns more than it reserved releases the rest at once,
+// untracked); ReceiveConcurrency ≤ recv.target ≤ MaxReceiveConcurrency.
+type intake struct {
+	reserved  int // places reserved by receives in flight
+	recv      receiveState
+	guard     fifoGuard  // FIFO: keeps a failed head's group-mates from paying receives
+	pollDone  bool       // receiving has stopped
+	draining  bool       // Drain: receiving stops at the first empty receive
+	placeCond *sync.Cond // receivers wait for places
+	turnCond  *sync.Cond // receivers above the target wait for their turn
+}
+
+// ledger is the messages held and the work they wait for. Invariants:
+// every tracked message is keyed by its id; running counts the tracked
+// messages running and not yet settled; a message is queued for a worker
+// (ready, or in units) at most once, only while waiting, and then counted
+// in busy; after shutdown began (stopping) nothing new starts.
+type ledger struct {
+	tracked  map[string]*inflight
+	seq      *dispatch.Sequencer    // FIFO order: which message of a group may start
+	ready    fifoQueue[*inflight]   // Handler: messages that may start, in order
+	units    fifoQueue[[]*inflight] // BatchHandler: receives that may start
+	running  int                    // handler calls not yet settled
+	stopping bool                   // shutdown began: nothing more starts
+	closed   bool                   // workers may exit
+	idle     chan struct{}          // closed when running reaches 0, if set
+	workCond *sync.Cond             // workers wait for ready messages
+	busy     atomic.Int32           // messages ready or running: a partial delete batch waits only while some are
+	workers  sync.WaitGroup
+}
+
+// settlement is what is on its way out: deletes and visibility changes
+// (the settler, with its own lock), parks, releases and handler timers.
+// Invariants: releasing counts the messages left untracked whose release
+// call has not returned; each HandlerTimeout timer is pending in
+// handlerTimers or has fired, and none starts once timersStopped.
+type settlement struct {
+	set       *settler
+	releasing int            // places of messages whose release call is in flight
+	parks     sync.WaitGroup // sends to the parking queue in flight
+	// HandlerTimeout timers: shutdown stops those pending and joins those
+	// firing, so none settles a message after Run returned.
+	handlerTimers map[*handlerTimer]struct{}
+	timersStopped bool           // shutdown stopped them: units that start now get none
+	timers        sync.WaitGroup // pending and firing timers
+	settledSignal chan struct{}  // Drain: a message settled
+}
+
+// checkLocked reports the first broken invariant of the three parts, for
+// the tests. Callers hold r.mu.
+func (r *run) checkLocked() error {
+	running, queued := 0, map[*inflight]int{}
+	for id, t := range r.tracked {
+		if t.id != id {
+			return fmt.Errorf("ledger: message %q tracked under %q", t.id, id)
+		}
+		if t.state == stateRunning && !t.settled {
+			running++
+		}
+	}
+	for i := r.ready.head; i < len(r.ready.items); i++ {
+		queued[r.ready.items[i]]++
+	}
+	for i := r.units.head; i < len(r.units.items); i++ {
+		for _, t := range r.units.items[i] {
+			queued[t]++
+		}
+	}
+	for t, n := range queued {
+		if n > 1 || t.state != stateWaiting {
+			return fmt.Errorf("ledger: message %q queued %d times in state %d", t.id, n, t.state)
+		}
+	}
+	switch inUse := len(r.tracked) + r.reserved + r.releasing; {
+	case running != r.running:
+		return fmt.Errorf("ledger: running is %d, %d tracked messages run", r.running, running)
+	case int(r.busy.Load()) < len(queued):
+		return fmt.Errorf("ledger: busy is %d, %d messages are queued", r.busy.Load(), len(queued))
+	case r.reserved < 0 || r.releasing < 0:
+		return fmt.Errorf("intake: reserved %d, releasing %d", r.reserved, r.releasing)
+	case inUse > r.o.MaxInFlight:
+		return fmt.Errorf("intake: %d places in use, MaxInFlight %d", inUse, r.o.MaxInFlight)
+	case r.recv.target < r.o.ReceiveConcurrency || r.recv.target > r.o.MaxReceiveConcurrency:
+		return fmt.Errorf("intake: receive target %d outside %d to %d", r.recv.target, r.o.ReceiveConcurrency, r.o.MaxReceiveConcurrency)
+	}
+	return nil
 }
 
 // Run receives and handles messages until ctx is done or a call fails for
@@ -139,10 +206,12 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	r := &run{
-		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel,
-		tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure), stopPoll: stopPoll,
-		recv:  receiveState{target: o.ReceiveConcurrency},
-		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
+		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
+		intake: intake{recv: receiveState{target: o.ReceiveConcurrency}, guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency)},
+		ledger: ledger{tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure)},
+	}
+	if c.runStarted != nil {
+		c.runStarted(r) // the tests' probe
 	}
 	r.handlerTimers = map[*handlerTimer]struct{}{}
 	if drain {
