@@ -1,6 +1,6 @@
 module github.com/sqskit/sqskit
 
-go 1.25
+go 1.25.0
 
 require (
 	github.com/aws/aws-lambda-go v1.54.0
@@ -11,6 +11,7 @@ require (
 	github.com/aws/smithy-go v1.28.8
 	github.com/cenkalti/backoff/v4 v4.3.0
 	go.uber.org/goleak v1.3.0
+	golang.org/x/time v0.15.0
 )
 
 require (

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync/atomic"
 
+	"golang.org/x/time/rate"
+
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/handler"
@@ -51,6 +53,8 @@ type Consumer struct {
 	running  atomic.Bool
 	stats    counters
 	obs      observer
+	parker   handler.Parker // nil without Options.ParkingQueue
+	limiter  *rate.Limiter  // nil without Options.RateLimit
 }
 
 // ErrConfig matches every invalid option with errors.Is.
@@ -118,7 +122,7 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 	default:
 		bh = handler.ChainBatch(bh, o.BatchMiddleware...)
 	}
-	c := &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o}
+	c := &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o, limiter: newLimiter(o.RateLimit)}
 	c.obs = newObserver(&c.opts, &c.stats, queueURL)
 	return c, nil
 }
@@ -126,12 +130,15 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 // Stats is a snapshot of a Consumer's counters since it was made.
 type Stats struct {
 	Received, Handled, Failed, Deleted, DeleteFailed, Extended, LeaseLost, Released int64
+	// Held counts Hold outcomes; Parked, messages parked and deleted.
+	Held, Parked int64
 	// InFlight is the number of messages held now, at most MaxInFlight.
 	InFlight int64
 }
 
 type counters struct {
 	received, handled, failed, deleted, deleteFailed, extended, leaseLost, released, inFlight atomic.Int64
+	held, parked                                                                              atomic.Int64
 }
 
 // Stats returns the counters.
@@ -140,6 +147,6 @@ func (c *Consumer) Stats() Stats {
 	return Stats{
 		Received: s.received.Load(), Handled: s.handled.Load(), Failed: s.failed.Load(), Deleted: s.deleted.Load(),
 		DeleteFailed: s.deleteFailed.Load(), Extended: s.extended.Load(), LeaseLost: s.leaseLost.Load(),
-		Released: s.released.Load(), InFlight: s.inFlight.Load(),
+		Released: s.released.Load(), InFlight: s.inFlight.Load(), Held: s.held.Load(), Parked: s.parked.Load(),
 	}
 }

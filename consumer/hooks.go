@@ -32,4 +32,10 @@ type Hooks struct {
 	LeaseLost func(ctx context.Context, m *Message, err error)
 	// Released: a failed or unstarted message was made visible in visibleIn.
 	Released func(ctx context.Context, m *Message, visibleIn time.Duration)
+	// Held: a handler's Hold outcome made the message invisible for d (not
+	// a failure: Failed is not called).
+	Held func(ctx context.Context, m *Message, d time.Duration)
+	// Parked: an Escalate outcome's message is on the parking queue and was
+	// deleted from this one.
+	Parked func(ctx context.Context, m *Message, reason string)
 }

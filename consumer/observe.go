@@ -109,6 +109,35 @@ func (ob *observer) settled(t *inflight, err error, took time.Duration, ran bool
 	}
 }
 
+// held reports a Hold outcome: no failure. It ends the process span.
+func (ob *observer) held(t *inflight, d, took time.Duration) {
+	ob.stats.held.Add(1)
+	if ob.metrics.On {
+		ob.metrics.Held.Add(t.ctx, 1, ob.attrs)
+		ob.metrics.ProcessDuration.Seconds(t.ctx, took, ob.attrs)
+	}
+	if ob.hooks.Held != nil {
+		ob.hooks.Held(t.ctx, t.msg, d)
+	}
+	t.span.Event("held")
+	t.span.End(nil)
+}
+
+// escalated ends the process span of a message the parking queue has.
+func (ob *observer) escalated(t *inflight) {
+	t.span.Event("parked")
+	t.span.End(nil)
+}
+
+// parked reports a parked message deleted from the queue.
+func (ob *observer) parked(t *inflight, reason string) {
+	ob.stats.parked.Add(1)
+	ob.metrics.Parked.Add(t.ctx, 1, ob.attrs)
+	if ob.hooks.Parked != nil {
+		ob.hooks.Parked(t.ctx, t.msg, reason)
+	}
+}
+
 func (ob *observer) deleted(t *inflight) {
 	ob.stats.deleted.Add(1)
 	ob.metrics.Deleted.Add(t.ctx, 1, ob.attrs)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"math"
 	"reflect"
 	"time"
 
@@ -156,6 +157,21 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks are called for each message event. Default none.
 	Hooks Hooks
+	// ParkingQueue is the URL of the queue an Escalate outcome parks its
+	// message on (handler.Escalate, handler.Permanent, a JSON body that does
+	// not decode): the operator queue, the one package replay escalates to.
+	// The message goes there with its reason and provenance in replay's
+	// metadata format, and is deleted only once that send succeeded (see
+	// Parker). It must not be the consumed queue, and the client must also
+	// send (SendMessageBatch). Default none: an escalated message fails like
+	// any other, its reason logged, and SQS's redrive policy moves it after
+	// maxReceiveCount.
+	ParkingQueue string
+	// RateLimit caps the messages received per second (0, the default: no
+	// cap): a receive asks for no more messages than the budget holds, and
+	// every message it asks for counts. Bursts are at most one receive, or a
+	// tenth of a second's worth when that is more. A finite number ≥ 0.
+	RateLimit float64
 }
 
 // configError builds an error matching ErrConfig.
@@ -244,6 +260,9 @@ func resolve(o *Options) error {
 		return configError("DeleteLinger %v must be at most 1s", o.DeleteLinger)
 	case o.ShutdownTimeout < 0 || o.ShutdownTimeout > sqsrule.MaxVisibility:
 		return configError("ShutdownTimeout %v must be at most 12h", o.ShutdownTimeout)
+	}
+	if math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateLimit < 0 {
+		return configError("RateLimit %v must be 0 or a finite positive number", o.RateLimit)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -44,6 +45,17 @@ func (r *run) receive(ctx context.Context, idx int) {
 		if !ok {
 			return
 		}
+		if r.c.limiter != nil {
+			k, ok := r.pace(ctx, n)
+			if !ok {
+				r.unreserve(n)
+				return
+			}
+			if k < n {
+				r.unreserve(n - k)
+				n = k
+			}
+		}
 		var vis int32 // the queue's default, until read
 		select {
 		case <-r.visKnown:
@@ -63,6 +75,10 @@ func (r *run) receive(ctx context.Context, idx int) {
 			if err == nil {
 				errWaits.Reset()
 				r.accept(idx, n, out.Messages, time.Now())
+				if r.draining && len(out.Messages) == 0 {
+					r.endReceiving() // drained: the receivers all stop
+					return
+				}
 				break
 			}
 			// A FIFO retry reuses the attempt id, and SQS then returns the
@@ -225,6 +241,10 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
 		t.msg = &t.message
 		t.id, t.group, t.receives = id, t.message.GroupID(), t.message.ReceiveCount()
+		if r.c.parker != nil {
+			t.original = Message{ID: id, ReceiptHandle: handle, Body: t.message.Body,
+				Attributes: maps.Clone(t.message.Attributes), MessageAttributes: maps.Clone(t.message.MessageAttributes)}
+		}
 		r.obs.begin(r.hctx, t)
 		r.tracked[id] = t
 		fresh = append(fresh, t)

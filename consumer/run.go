@@ -32,7 +32,8 @@ type msgState uint8
 const (
 	stateWaiting  msgState = iota // received, not started
 	stateRunning                  // its handler runs
-	stateDeleting                 // handled; its delete is queued or in flight
+	stateDeleting                 // handled or parked; its delete is queued or in flight
+	stateParking                  // escalated; its send to the parking queue is in flight
 )
 
 // inflight is a message held by the consumer, from receipt until it is
@@ -55,6 +56,10 @@ type inflight struct {
 	extending    bool // an extension is in flight
 	cancel       context.CancelCauseFunc
 	lost         error // lease lost
+	// original is the message as received, what a park sends (the handler
+	// may have written to msg); kept only when there is a parking queue.
+	original     Message
+	parkedReason string // set once parked: its delete reports Parked
 }
 
 // run is the state of one Run.
@@ -90,11 +95,17 @@ type run struct {
 
 	busy    atomic.Int32 // messages ready or running: a partial delete batch waits only while some are
 	workers sync.WaitGroup
+	parks   sync.WaitGroup // sends to the parking queue in flight
 	// HandlerTimeout timers, guarded by mu: shutdown stops those pending
 	// and joins those firing, so none settles a message after Run returned.
 	handlerTimers map[*handlerTimer]struct{}
 	timersStopped bool           // shutdown stopped them: units that start now get none
 	timers        sync.WaitGroup // pending and firing timers
+
+	// Drain: receiving ends at the first empty receive, and Run's ctx
+	// ends once every held message is settled (signalled here).
+	draining      bool
+	settledSignal chan struct{}
 
 	fatalMu  sync.Mutex
 	fatal    error
@@ -111,7 +122,10 @@ type run struct {
 // ShutdownTimeout (then cancels them and releases their messages), keeps
 // their visibility extended, flushes deletes and releases, and returns, at
 // most ShutdownTimeout + 1 s after ctx is done.
-func (c *Consumer) Run(ctx context.Context) error {
+func (c *Consumer) Run(ctx context.Context) error { return c.run(ctx, false) }
+
+// run is Run, or Drain when drain is set.
+func (c *Consumer) run(ctx context.Context, drain bool) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -130,6 +144,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 		guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency),
 	}
 	r.handlerTimers = map[*handlerTimer]struct{}{}
+	if drain {
+		r.draining, r.settledSignal = true, make(chan struct{}, 1)
+	}
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
@@ -168,8 +185,20 @@ func (c *Consumer) Run(ctx context.Context) error {
 		go func() { defer receivers.Done(); r.receive(pollCtx, i) }()
 	}
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: started", slog.String("queue", c.queueURL))
+	drained := make(chan struct{})
+	if drain {
+		go func() {
+			defer close(drained)
+			receivers.Wait() // a receive came back empty, or ctx ended
+			r.awaitSettled(pollCtx)
+			stopPoll()
+		}()
+	} else {
+		close(drained)
+	}
 
 	<-pollCtx.Done()
+	defer func() { <-drained }()
 	// From here Run returns within ShutdownTimeout + shutdownGrace whatever
 	// SQS calls hang: then the calls still on their way are given up (the
 	// client must honour ctx, as the SDK does) and retries waiting for
@@ -330,6 +359,7 @@ func (r *run) shutdown() {
 		r.log.LogAttrs(r.apiCtx, slog.LevelError, "consumer: a handler ignores its cancelled ctx; returning without it")
 	}
 	timer.Stop()
+	r.parks.Wait() // bounded: a park's calls end when Run gives up its SQS calls
 	r.set.drain()
 }
 

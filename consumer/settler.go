@@ -45,6 +45,7 @@ type visChange struct {
 	handle  string    // changeExcess only; others read t.handle when sent
 	kind    changeKind
 	seconds int32
+	hold    bool // changeRelease for a Hold outcome
 	attempt int
 }
 
@@ -373,7 +374,7 @@ func (s *settler) sendChanges(batch []visChange) {
 		}
 		switch c.kind {
 		case changeRelease:
-			r.released(c.t, ferr, c.seconds)
+			r.released(c.t, ferr, c.seconds, c.hold)
 		case changeExtend:
 			r.extended(c, handles[i], sent, ferr)
 		}

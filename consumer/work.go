@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/smithy-go/tracing"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -258,27 +259,58 @@ func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
 }
 
 // finish settles a message once: after its handler, instead of it, or when
-// the consumer stops waiting for it. A success is queued for delete; a
-// failure of the handler (ran) is released per the failure policy; a
-// message never handled (!ran) is released at once; a lost lease is left
-// alone. The sequencer then starts what may start and gives up what may
-// not. It reports whether the message was queued for delete.
+// the consumer stops waiting for it. A success is queued for delete; a Hold
+// is released after its delay; an Escalate goes to the parking queue first,
+// when there is one (see park); a failure of the handler (ran) is released
+// per the failure policy; a message never handled (!ran) is released at
+// once; a lost lease is left alone. The sequencer then starts what may start
+// and gives up what may not. It reports whether the message was queued for
+// delete or parking.
 func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (deleting bool) {
-	now := time.Now()
 	r.mu.Lock()
 	if t.settled {
 		r.mu.Unlock()
 		return false
 	}
 	t.settled = true
-	wasRunning := t.state == stateRunning
-	if wasRunning {
+	if t.state == stateRunning {
 		r.running--
 		if r.running == 0 && r.idle != nil {
 			close(r.idle)
 			r.idle = nil
 		}
 	}
+	if esc := handler.EscalationOf(err); esc != nil && ran && r.c.parker != nil && t.lost == nil {
+		t.state = stateParking
+		r.parks.Add(1)
+		r.mu.Unlock()
+		if t.pushed {
+			r.busy.Add(-1)
+		}
+		go r.park(t, esc, took)
+		return true
+	}
+	return r.concludeLocked(t, err, took, ran, nil)
+}
+
+// park sends an escalated message to the parking queue and then concludes
+// it: deleted once the parking queue has it, else failed (and released per
+// the failure policy), so a message is never lost between the two queues.
+// The heartbeat keeps its lease meanwhile.
+func (r *run) park(t *inflight, esc *handler.EscalateError, took time.Duration) {
+	defer r.parks.Done()
+	err := r.c.parker.Park(r.apiCtx, &t.original, esc.Reason, esc.Err)
+	if err != nil {
+		err = fmt.Errorf("consumer: park on the parking queue (reason %q): %w", esc.Reason, err)
+	}
+	r.mu.Lock()
+	r.concludeLocked(t, err, took, true, esc)
+}
+
+// concludeLocked is the second half of finish, for a message just settled
+// (or parked: esc is its escalation). Callers hold r.mu; it releases it.
+func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran bool, esc *handler.EscalateError) (deleting bool) {
+	now := time.Now()
 	if err == nil && t.lost == nil && !now.Before(t.visibleUntil) {
 		r.loseLocked(t, fmt.Errorf("%w: its visibility lapsed before its handler returned", ErrLeaseLost))
 	}
@@ -289,13 +321,26 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (dele
 	case lost != nil && !errors.Is(err, ErrLeaseLost):
 		err = fmt.Errorf("%w (the handler returned: %w)", lost, err) // its failure is the lost lease
 	}
+	hold, held := time.Duration(0), false
+	if lost == nil && ran {
+		hold, held = handler.HoldFor(err)
+	}
 	delay := time.Duration(0)
 	switch {
 	case err == nil:
 		t.state = stateDeleting
+		if esc != nil {
+			t.parkedReason = esc.Reason
+		}
 	case lost != nil:
 		r.forgetLocked(t)
 	case !ran:
+		r.leaveLocked(t)
+	case held:
+		delay = hold
+		if r.c.fifo {
+			delay = r.guard.failed(t.group, now, delay, t.visibleUntil)
+		}
 		r.leaveLocked(t)
 	default:
 		delay = r.failureDelay(t.receives, err)
@@ -318,15 +363,19 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (dele
 	}
 	r.syncInFlightLocked()
 	r.mu.Unlock()
-	if t.pushed {
+	if t.pushed && esc == nil {
 		r.busy.Add(-1)
 	}
+	r.signalSettled()
 
 	if len(gaveUp) > 0 {
 		r.set.plug()
 		defer r.set.unplug()
 	}
 	switch {
+	case err == nil && esc != nil:
+		r.obs.escalated(t)
+		r.set.delete(t)
 	case err == nil:
 		r.obs.settled(t, nil, took, ran)
 		r.set.delete(t)
@@ -336,17 +385,20 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (dele
 	case !ran:
 		r.obs.settled(t, err, took, ran)
 		r.set.change(visChange{t: t, kind: changeRelease})
+	case held:
+		r.obs.held(t, hold, took)
+		r.set.change(visChange{t: t, kind: changeRelease, hold: true, seconds: sqsrule.Seconds(min(delay, maxVisibility(t, now)))})
 	default:
 		r.obs.settled(t, err, took, ran)
 		r.logFailure(t, err)
 		if delay >= 0 {
-			r.set.change(visChange{t: t, kind: changeRelease, seconds: seconds(min(delay, r.o.MaxExtension, maxVisibility(t, now)))})
+			r.set.change(visChange{t: t, kind: changeRelease, seconds: sqsrule.Seconds(min(delay, r.o.MaxExtension, maxVisibility(t, now)))})
 		} else {
-			r.released(t, nil, -1) // left to its timeout: the place is free now
+			r.released(t, nil, -1, false) // left to its timeout: the place is free now
 		}
 	}
 	if len(gaveUp) > 0 {
-		cause := fmt.Errorf("%w: an earlier message of group %q failed", ErrNotStarted, t.group)
+		cause := fmt.Errorf("%w: an earlier message of group %q did not succeed", ErrNotStarted, t.group)
 		for _, g := range gaveUp {
 			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
@@ -387,11 +439,6 @@ func maxVisibility(t *inflight, now time.Time) time.Duration {
 	return max(t.received.Add(sqsrule.MaxVisibility-transitMargin).Sub(now).Truncate(time.Second), 0)
 }
 
-// seconds rounds a delay to SQS's whole seconds.
-func seconds(d time.Duration) int32 {
-	return int32(d.Round(time.Second) / time.Second)
-}
-
 // leaveLocked stops holding t while its release is in flight: it leaves
 // the tracked set at once, so a receive that races the release sees a new
 // message, not a redelivery of a held one, but keeps its place until the
@@ -409,14 +456,16 @@ func (r *run) forgetLocked(t *inflight) {
 }
 
 // released ends a release: err is the call's (nil when made visible), secs
-// the visibility asked for, −1 when nothing was asked.
-func (r *run) released(t *inflight, err error, secs int32) {
+// the visibility asked for, −1 when nothing was asked; hold says it was a
+// Hold outcome's, reported as held already.
+func (r *run) released(t *inflight, err error, secs int32, hold bool) {
 	r.mu.Lock()
 	r.releasing--
 	r.syncInFlightLocked()
 	r.mu.Unlock()
 	r.placeCond.Signal()
-	if err == nil && secs >= 0 {
+	r.signalSettled()
+	if err == nil && secs >= 0 && !hold {
 		r.obs.released(t, time.Duration(secs)*time.Second)
 	}
 }
@@ -428,7 +477,12 @@ func (r *run) deleted(t *inflight, err error) {
 	r.syncInFlightLocked()
 	r.mu.Unlock()
 	r.placeCond.Signal()
-	if err == nil {
+	r.signalSettled()
+	switch {
+	case err == nil && t.parkedReason != "":
+		r.obs.parked(t, t.parkedReason)
+		return
+	case err == nil:
 		r.obs.deleted(t)
 		return
 	}

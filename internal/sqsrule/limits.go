@@ -36,3 +36,13 @@ const (
 	// first receive.
 	MaxVisibility = MaxVisibilitySeconds * time.Second
 )
+
+// Seconds is d in SQS's whole seconds, rounded up, so that a delay or a
+// hold never ends before it was asked to; a negative d is 0. Every package
+// converts durations for SQS with it.
+func Seconds(d time.Duration) int32 {
+	if d <= 0 {
+		return 0
+	}
+	return int32((d + time.Second - 1) / time.Second)
+}

@@ -23,6 +23,8 @@ const (
 	MetricReleased          = "sqskit.consumer.released"
 	MetricExtended          = "sqskit.consumer.extended"
 	MetricLeaseLost         = "sqskit.consumer.lease_lost"
+	MetricHeld              = "sqskit.consumer.held"
+	MetricParked            = "sqskit.consumer.parked"
 	MetricInFlight          = "sqskit.consumer.in_flight"
 	MetricMessageAge        = "sqskit.consumer.message.age"
 	MetricReplayDecisions   = "sqskit.replay.decisions"
@@ -174,7 +176,7 @@ func (h Histogram) Seconds(ctx context.Context, d time.Duration, attrs *Attrs) {
 type ConsumerMetrics struct {
 	On                                                                   bool
 	Consumed, Handled, Failed, Deleted, DeleteFailed, Released, Extended Counter
-	LeaseLost                                                            Counter
+	LeaseLost, Held, Parked                                              Counter
 	ProcessDuration, MessageAge, OperationDuration                       Histogram
 	meter                                                                Meter
 }
@@ -195,6 +197,8 @@ func NewConsumerMetrics(m Meter) ConsumerMetrics {
 		Released:          m.Counter(MetricReleased, "{message}", "Failed or unstarted messages made visible again."),
 		Extended:          m.Counter(MetricExtended, "{message}", "Visibility extensions by the heartbeat."),
 		LeaseLost:         m.Counter(MetricLeaseLost, "{message}", "Messages whose visibility could not be kept."),
+		Held:              m.Counter(MetricHeld, "{message}", "Messages a handler held (kept invisible) without failing them."),
+		Parked:            m.Counter(MetricParked, "{message}", "Messages escalated to the parking queue and deleted."),
 		ProcessDuration:   m.Histogram(MetricProcessDuration, "s", "Handler duration, by error.type on failure."),
 		MessageAge:        m.Histogram(MetricMessageAge, "s", "Time from SentTimestamp to receive: the queue's lag."),
 		OperationDuration: m.Histogram(MetricOperationDuration, "s", "SQS call duration, by operation name and error.type."),
