@@ -26,6 +26,7 @@ type observer struct {
 	attrs   *telemetry.Attrs // the queue's metric attributes; nil when metrics are off
 	// callAttrs are the attributes of each operation's call durations.
 	callAttrs map[string]*telemetry.Attrs
+	settle    telemetry.SettleMetrics
 }
 
 func newObserver(o *Options, stats *counters, queueURL string) observer {
@@ -34,6 +35,7 @@ func newObserver(o *Options, stats *counters, queueURL string) observer {
 		metrics: telemetry.NewConsumerMetrics(telemetry.NewMeter(o.MeterProvider, scope)),
 	}
 	if ob.metrics.On {
+		ob.settle = telemetry.NewSettleMetrics(ob.metrics.Meter())
 		ob.attrs = telemetry.QueueAttrs(queueURL)
 		ob.callAttrs = map[string]*telemetry.Attrs{}
 		for _, op := range []string{telemetry.OperationReceive, telemetry.OperationDelete, telemetry.OperationVisibility} {
@@ -113,7 +115,7 @@ func (ob *observer) settled(t *inflight, err error, took time.Duration, ran bool
 func (ob *observer) held(t *inflight, d, took time.Duration) {
 	ob.stats.held.Add(1)
 	if ob.metrics.On {
-		ob.metrics.Held.Add(t.ctx, 1, ob.attrs)
+		ob.settle.Held.Add(t.ctx, 1, ob.attrs)
 		ob.metrics.ProcessDuration.Seconds(t.ctx, took, ob.attrs)
 	}
 	if ob.hooks.Held != nil {
@@ -132,7 +134,7 @@ func (ob *observer) escalated(t *inflight) {
 // parked reports a parked message deleted from the queue.
 func (ob *observer) parked(t *inflight, reason string) {
 	ob.stats.parked.Add(1)
-	ob.metrics.Parked.Add(t.ctx, 1, ob.attrs)
+	ob.settle.Parked.Add(t.ctx, 1, ob.attrs)
 	if ob.hooks.Parked != nil {
 		ob.hooks.Parked(t.ctx, t.msg, reason)
 	}
@@ -140,7 +142,7 @@ func (ob *observer) parked(t *inflight, reason string) {
 
 func (ob *observer) deleted(t *inflight) {
 	ob.stats.deleted.Add(1)
-	ob.metrics.Deleted.Add(t.ctx, 1, ob.attrs)
+	ob.settle.Deleted.Add(t.ctx, 1, ob.attrs)
 	if ob.hooks.Deleted != nil {
 		ob.hooks.Deleted(t.ctx, t.msg)
 	}
@@ -148,7 +150,7 @@ func (ob *observer) deleted(t *inflight) {
 
 func (ob *observer) deleteFailed(t *inflight, err error) {
 	ob.stats.deleteFailed.Add(1)
-	ob.metrics.DeleteFailed.Add(t.ctx, 1, ob.attrs)
+	ob.settle.DeleteFailed.Add(t.ctx, 1, ob.attrs)
 	if ob.hooks.DeleteFailed != nil {
 		ob.hooks.DeleteFailed(t.ctx, t.msg, err)
 	}
@@ -156,7 +158,7 @@ func (ob *observer) deleteFailed(t *inflight, err error) {
 
 func (ob *observer) released(t *inflight, d time.Duration) {
 	ob.stats.released.Add(1)
-	ob.metrics.Released.Add(t.ctx, 1, ob.attrs)
+	ob.settle.Released.Add(t.ctx, 1, ob.attrs)
 	if ob.hooks.Released != nil {
 		ob.hooks.Released(t.ctx, t.msg, d)
 	}
@@ -164,7 +166,7 @@ func (ob *observer) released(t *inflight, d time.Duration) {
 
 func (ob *observer) extended(t *inflight, d time.Duration) {
 	ob.stats.extended.Add(1)
-	ob.metrics.Extended.Add(t.ctx, 1, ob.attrs)
+	ob.settle.Extended.Add(t.ctx, 1, ob.attrs)
 	if ob.hooks.Extended != nil {
 		ob.hooks.Extended(t.ctx, t.msg, d)
 	}
@@ -172,7 +174,7 @@ func (ob *observer) extended(t *inflight, d time.Duration) {
 
 func (ob *observer) leaseLost(t *inflight, err error) {
 	ob.stats.leaseLost.Add(1)
-	ob.metrics.LeaseLost.Add(t.ctx, 1, ob.attrs)
+	ob.settle.LeaseLost.Add(t.ctx, 1, ob.attrs)
 	t.span.Event("lease lost")
 	if ob.hooks.LeaseLost != nil {
 		ob.hooks.LeaseLost(t.ctx, t.msg, err)
@@ -198,7 +200,7 @@ func (ob *observer) startCall(ctx context.Context, opType, opName string, n int)
 			c.span.Set(telemetry.AttrBatchCount, n)
 		}
 	}
-	if ob.metrics.OperationDuration.On() {
+	if ob.settle.OperationDuration.On() {
 		c.start = time.Now()
 	}
 	return ctx, c
@@ -211,7 +213,7 @@ func (c call) end(ctx context.Context, got int, err error) {
 		c.span.Set(telemetry.AttrBatchCount, got)
 	}
 	c.span.End(err)
-	if h := c.ob.metrics.OperationDuration; h.On() {
+	if h := c.ob.settle.OperationDuration; h.On() {
 		attrs := c.ob.callAttrs[c.name]
 		if err != nil {
 			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
@@ -223,7 +225,7 @@ func (c call) end(ctx context.Context, got int, err error) {
 // endReceive ends a receive's call; one cut short by shutdown (ctx done) is
 // no failure.
 func (c call) endReceive(ctx context.Context, out *sqs.ReceiveMessageOutput, err error) {
-	if !c.span.On() && !c.ob.metrics.OperationDuration.On() {
+	if !c.span.On() && !c.ob.settle.OperationDuration.On() {
 		return
 	}
 	got := 0

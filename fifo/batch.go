@@ -34,7 +34,8 @@ import (
 // SQS may accept later entries of a group from the same batch as an entry
 // that fails. Those later messages are then already queued ahead of it; the
 // failed one is still retried (nothing is lost) and its Result says
-// Reordered.
+// Reordered, as does that of every message a call may have stored behind a
+// later one of its group (see Result.Reordered).
 //
 // On a standard queue SQS keeps no order, so no message waits for or is
 // blocked by another; any batches may be in flight together, and failed
@@ -133,12 +134,14 @@ func (q *pipeline) outcomes(batch []*prepared, out *sqs.SendMessageBatchOutput) 
 			refused[j] = &out.Failed[i]
 		}
 	}
+	// An acknowledged or missing entry may have been stored, and so may
+	// any when the SDK sent the call more than once.
+	q.mayHaveStored(batch, func(i int) bool { return ok[i] != nil || refused[i] == nil || sdkRetries > 0 }, sdkRetries+1)
 	for i, p := range batch {
 		p.unconfirmed += sdkRetries
 		if e := ok[i]; e != nil {
 			r := p.result()
 			r.MessageID, r.SequenceNumber = aws.ToString(e.MessageId), aws.ToString(e.SequenceNumber)
-			r.Reordered = p.reordered
 			q.report(p, r)
 			continue
 		}

@@ -69,14 +69,15 @@
 // One case cannot be prevented: SQS may accept a later entry of a group from
 // the same batch while failing an earlier one. The earlier message is then
 // retried and delivered after it (nothing is lost), and its Result says
-// Reordered. Groups of one message per batch avoid this at the cost of
+// Reordered, whether the retry succeeds or fails after SQS may have stored
+// it. A lost answer to a batch carrying several messages of a group cannot
+// be told apart from a batch SQS stored whole, and SQS may have failed an
+// earlier entry and stored a later one: the earlier messages' Results then
+// say Reordered too, as do those of messages the SDK sent more than once in
+// one call beside later messages of their group. So Reordered means "may
+// sit behind a later message of its group"; a message without it does not.
+// Groups of one message per batch avoid all of this at the cost of
 // throughput.
-//
-// A lost acknowledgement of a batch in which SQS failed an earlier entry of
-// a group and stored a later one cannot be told apart from a batch it
-// stored whole: the retry then stores the earlier one behind the later one,
-// and nothing says Reordered. Groups of one message per batch avoid this
-// too.
 //
 // Standard queues keep no order: GroupID there names a fair-queue tenant,
 // and no message waits for or is blocked by another.

@@ -54,6 +54,10 @@ type group struct {
 	// held: a call in flight carries the group, or its head waits for a
 	// retry; its messages are then in neither heap.
 	held bool
+	// storedMax is the highest index of the group's messages that a call
+	// that came back may have stored (-1 before any): a message of a lower
+	// index that a later call may store sits behind it.
+	storedMax int
 }
 
 // flight is the outcome of one call.
@@ -82,7 +86,7 @@ func (q *pipeline) add(p *prepared) {
 	}
 	g := q.groups[p.orderGroup]
 	if g == nil {
-		g = &group{id: p.orderGroup}
+		g = &group{id: p.orderGroup, storedMax: -1}
 		q.groups[g.id] = g
 	}
 	p.group = g
@@ -227,6 +231,7 @@ func (q *pipeline) complete(ctx context.Context, f flight) {
 		retry, failed, cause = q.outcomes(f.batch, f.out)
 	case !sqserr.Transient(f.err):
 		n := callUnconfirmed(f.err)
+		q.mayHaveStored(f.batch, func(int) bool { return n > 0 }, n)
 		for _, p := range f.batch {
 			p.unconfirmed += n
 			q.fail(p, f.err)
@@ -234,6 +239,7 @@ func (q *pipeline) complete(ctx context.Context, f flight) {
 		failed = f.batch
 	default:
 		n := callUnconfirmed(f.err)
+		q.mayHaveStored(f.batch, func(int) bool { return n > 0 }, n)
 		for _, p := range f.batch {
 			p.unconfirmed += n
 		}
@@ -253,6 +259,46 @@ func (q *pipeline) complete(ctx context.Context, f flight) {
 		}
 	}
 	q.release(f.batch)
+}
+
+// mayHaveStored flags the reorderings a call that came back may have made
+// in the groups of batch, before any of its messages is settled. stored
+// says which entries the call may have stored (acknowledged, or left
+// without an answer); requests is how many of its requests may have stored
+// them (the SDK may have sent it more than once).
+//
+// A message the call may have stored sits behind a later message of its
+// group that an earlier call may have stored: SQS may have failed it there
+// (in Failed[], or with an answer that was lost) while storing the later
+// one, and this call stored it after. Within one request SQS stores entries
+// in batch order; when several requests may have stored, an earlier one
+// may have stored a later entry of the group without this one, so the
+// earlier entries of the group are flagged too. A lost answer cannot be
+// told from a stored batch, so this flags some messages that are in order:
+// Reordered means the message may sit behind a later one, never that it
+// does not when false.
+func (q *pipeline) mayHaveStored(batch []*prepared, stored func(i int) bool, requests int) {
+	for i, p := range batch {
+		g := p.group
+		if g == nil || !stored(i) {
+			continue
+		}
+		if g.storedMax > p.index {
+			p.reordered = true
+			continue
+		}
+		for j := i + 1; requests > 1 && j < len(batch); j++ {
+			if batch[j].group == g && stored(j) {
+				p.reordered = true
+				break
+			}
+		}
+	}
+	for i, p := range batch {
+		if g := p.group; g != nil && stored(i) {
+			g.storedMax = max(g.storedMax, p.index)
+		}
+	}
 }
 
 // planRetry decides the retry of retry after cause: the ones out of

@@ -55,9 +55,13 @@ type Result struct {
 	MessageID       string
 	SequenceNumber  string // FIFO only
 	DeduplicationID string // the id used, FIFO only
-	// Reordered is true when SQS accepted a later message of the same group
-	// from the same batch while this one failed; this one was then sent
-	// again and sits behind it in the group.
+	// Reordered is true when this message may sit behind a later message
+	// of its group: SQS accepted the later one from a batch in which this
+	// one failed, or a call carrying both may have stored the later one
+	// alone (its answer was lost, or the SDK sent it more than once), and
+	// this one was then sent again. It holds on a failed Result too, which
+	// may be on the queue when Unconfirmed > 0. False means the message is
+	// not behind a later one of its group. FIFO queues only.
 	Reordered bool
 	// Attempts counts the calls that carried this message (0 when it was
 	// refused before any call). The SDK's retries inside one call are not
@@ -302,7 +306,7 @@ type prepared struct {
 
 // result is p's Result so far, without the outcome.
 func (p *prepared) result() Result {
-	return Result{DeduplicationID: p.dedupID, Attempts: p.attempts, Unconfirmed: p.unconfirmed}
+	return Result{DeduplicationID: p.dedupID, Reordered: p.reordered, Attempts: p.attempts, Unconfirmed: p.unconfirmed}
 }
 
 // prepare validates m, fixes its group and dedup ids, and adds ctx's trace

@@ -97,8 +97,8 @@ var ErrHeldBack = errors.New("handler: not deleted after an earlier failure in i
 
 // ErrorType names a message's failure for the error.type attribute of spans
 // and metrics: "panic", "timeout", "exited", "not_started", "held_back",
-// "escalated" for an Escalate outcome not parked, or "handler_error" for an
-// error the handler returned. Package consumer
+// or "handler_error" for an error the handler returned (an Escalate
+// outcome that was not parked included). Package consumer
 // adds its own ("lease_lost", "shutdown_timeout").
 func ErrorType(err error) string {
 	switch {
@@ -114,8 +114,6 @@ func ErrorType(err error) string {
 		return "held_back"
 	case is(err, ErrNoResult):
 		return "no_result"
-	case EscalationOf(err) != nil:
-		return "escalated"
 	}
 	return "handler_error"
 }

@@ -18,6 +18,13 @@ type Hooks struct {
 	// Failed: the message failed (handler error, panic, timeout, or not
 	// started).
 	Failed func(ctx context.Context, m *Message, err error)
+	// Held: a Hold outcome set the message's visibility through the
+	// LambdaOptions.Parker (not a failure, though Lambda is told it failed
+	// so it keeps the message).
+	Held func(ctx context.Context, m *Message, d time.Duration)
+	// Parked: an Escalate outcome's message is on the parking queue, and
+	// Lambda is told to delete it.
+	Parked func(ctx context.Context, m *Message, reason string)
 }
 
 func (h *Hooks) received(ctx context.Context, m *Message) {
@@ -35,5 +42,17 @@ func (h *Hooks) handled(ctx context.Context, m *Message, took time.Duration) {
 func (h *Hooks) failed(ctx context.Context, m *Message, err error) {
 	if h.Failed != nil {
 		h.Failed(ctx, m, err)
+	}
+}
+
+func (h *Hooks) held(ctx context.Context, m *Message, d time.Duration) {
+	if h.Held != nil {
+		h.Held(ctx, m, d)
+	}
+}
+
+func (h *Hooks) parked(ctx context.Context, m *Message, reason string) {
+	if h.Parked != nil {
+		h.Parked(ctx, m, reason)
 	}
 }

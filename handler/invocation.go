@@ -24,6 +24,12 @@ type invocation struct {
 	spans       []telemetry.Span // nil when tracing is off
 	tracer      telemetry.Tracer
 	attrs       *telemetry.Attrs // metric attributes of the event source; nil when metrics are off
+	// How each message ended (see apply), and, with a Parker, each as
+	// received: what a park sends, whatever the handler writes to its
+	// fields (not into its attribute maps, which are shared).
+	parker    Parker
+	originals []Message // with a Parker: each message as received
+	applied   []applied // with a Parker: each Hold or Escalate carried out
 }
 
 // begin gives each message its ctx and process span, records it as
@@ -31,6 +37,9 @@ type invocation struct {
 func (inv *invocation) begin(ctx context.Context, source string) {
 	l := inv.l
 	inv.ctxs = make([]context.Context, len(inv.msgs))
+	if inv.parker != nil {
+		inv.applied = make([]applied, len(inv.msgs))
+	}
 	inv.tracer = l.tracer.ForQueue(source)
 	if inv.tracer.On() {
 		inv.spans = make([]telemetry.Span, len(inv.msgs))
@@ -63,14 +72,28 @@ func (inv *invocation) begin(ctx context.Context, source string) {
 // end of its process span. ran says whether its handler ran (took long).
 func (inv *invocation) settle(i int, err error, took time.Duration, ran bool) {
 	l, ctx, msg := inv.l, inv.ctxs[i], inv.msgs[i]
+	kind := outcomeFailed
 	if err == nil {
+		kind = outcomeHandled
+	}
+	var a applied
+	if inv.applied != nil && inv.applied[i].kind != outcomeFailed {
+		a = inv.applied[i]
+		kind = a.kind
+	}
+	switch kind {
+	case outcomeHandled:
 		l.opts.Hooks.handled(ctx, msg, took)
-	} else {
+	case outcomeHeld:
+		l.opts.Hooks.held(ctx, msg, a.hold)
+	case outcomeParked:
+		l.opts.Hooks.parked(ctx, msg, a.reason)
+	default:
 		l.opts.Hooks.failed(ctx, msg, err)
 	}
-	if m := &l.metrics; m.On {
+	if m := &l.metrics; m.On && kind != outcomeHeld && kind != outcomeParked {
 		attrs := inv.attrs
-		if err == nil {
+		if kind == outcomeHandled {
 			m.Handled.Add(ctx, 1, attrs)
 		} else {
 			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: ErrorType(err)})
@@ -81,7 +104,7 @@ func (inv *invocation) settle(i int, err error, took time.Duration, ran bool) {
 		}
 	}
 	if inv.spans != nil {
-		if err != nil {
+		if kind == outcomeFailed {
 			inv.spans[i].Fail(ErrorType(err))
 		}
 		inv.spans[i].End(nil)

@@ -64,6 +64,17 @@ type LambdaOptions struct {
 	Logger *slog.Logger
 	// Hooks are called for each message. Default none.
 	Hooks Hooks
+	// Parker, when set, carries out Hold and Escalate outcomes: a held
+	// message's visibility is set to its hold through it (the message is
+	// then reported to Lambda as a failure, so it stays, and comes back when
+	// the hold ends), and an escalated one is parked through it (then
+	// reported a success, so Lambda deletes it; a park that fails is a
+	// failure). consumer.NewParker makes one over an SQS client. Default
+	// none: this package links no SQS client, and Hold and Escalate
+	// outcomes are failures reported to Lambda (the message comes back after
+	// the queue's visibility timeout; SQS's redrive policy moves it after
+	// maxReceiveCount).
+	Parker Parker
 }
 
 // Lambda handles SQS events in AWS Lambda, from an event source mapping or
@@ -196,23 +207,31 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 // finished are then reported failed), even if a handler panics or calls
 // runtime.Goexit.
 func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventResponse, error) {
-	inv := &invocation{l: l, msgs: make([]*Message, 0, len(event.Records))}
+	inv := &invocation{l: l, msgs: make([]*Message, 0, len(event.Records)), parker: l.opts.Parker}
 	seen := make(map[string]bool, len(event.Records))
 	source := ""
 	for i, r := range event.Records {
 		if r.MessageId == "" {
 			return events.SQSEventResponse{}, &MalformedEventError{Record: i, Reason: "no messageId"}
 		}
+		// Any record naming a FIFO source makes the event FIFO, a duplicate
+		// too: Lambda gives every record of an invocation its queue's ARN,
+		// so a disagreement is a malformed event, and treating it as FIFO
+		// only holds back later messages of a group (redelivered, never
+		// lost), where treating it as standard could break a group's order.
+		inv.fifo = inv.fifo || isFIFO(r.EventSourceARN)
 		if seen[r.MessageId] {
 			continue // a duplicate record: handle and report it once
 		}
 		seen[r.MessageId] = true
-		inv.fifo = inv.fifo || isFIFO(r.EventSourceARN)
 		if source == "" {
 			source = r.EventSourceARN
 		}
 		m := fromRecord(r)
 		inv.msgs = append(inv.msgs, m)
+		if inv.parker != nil {
+			inv.originals = append(inv.originals, *m)
+		}
 		inv.ids, inv.groups = append(inv.ids, m.ID), append(inv.groups, m.GroupID())
 	}
 	inv.begin(ctx, source)
@@ -247,6 +266,7 @@ func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
 	start := time.Now()
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)
+	inv.applyAll(ctx, errs)
 	if inv.fifo {
 		dispatch.HoldBack(errs, func(i int) string { return inv.groups[i] }, l.opts.StopOnFirstFailure, ErrHeldBack)
 	}

@@ -64,6 +64,9 @@ const ReasonDecode = "decode-failed"
 type EscalateError struct {
 	Reason string
 	Err    error
+	// not comparable: compared by pointer, as errors are, and a comparable
+	// struct costs every Lambda binary an equality function.
+	_ [0]func()
 }
 
 func (e *EscalateError) Error() string {
@@ -81,33 +84,32 @@ var ErrDecode = errors.New("handler: decode body")
 
 // HoldFor returns the delay of a Hold outcome in err's chain.
 func HoldFor(err error) (time.Duration, bool) {
-	var h *HoldError
-	walk(err, func(e error) bool { h, _ = e.(*HoldError); return h != nil })
-	if h == nil {
-		return 0, false
+	if h, _ := outcomeIn(err); h != nil {
+		return h.For, true
 	}
-	return h.For, true
+	return 0, false
 }
 
 // EscalationOf returns the Escalate outcome in err's chain, or nil. A Hold
 // found first in the chain wins: the handler asked to keep the message.
 func EscalationOf(err error) *EscalateError {
-	var esc *EscalateError
-	walk(err, func(e error) bool {
-		switch v := e.(type) {
-		case *HoldError:
-			return true
-		case *EscalateError:
-			esc = v
-			return true
-		}
-		return false
-	})
+	_, esc := outcomeIn(err)
 	return esc
 }
 
-// walk visits err's chain (Unwrap, both forms) until visit returns true.
-func walk(err error, visit func(error) bool) bool { return telemetry.Walk(err, visit) }
+// outcomeIn returns the first Hold or Escalate outcome in err's chain.
+func outcomeIn(err error) (hold *HoldError, esc *EscalateError) {
+	telemetry.Walk(err, func(e error) bool {
+		switch v := e.(type) {
+		case *HoldError:
+			hold = v
+		case *EscalateError:
+			esc = v
+		}
+		return hold != nil || esc != nil
+	})
+	return hold, esc
+}
 
 // Parker holds and parks messages for the Lambda adapter, which links no
 // SQS client of its own: consumer.NewParker is one over an SQS client. Set

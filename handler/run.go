@@ -127,10 +127,11 @@ func (s *batchState) handle(ctx context.Context, i int) {
 	}()
 	err := dispatch.Invoke(mctx, s.b.handler, m, panicked)
 	returned = true
-	if err != nil {
+	took := time.Since(start)
+	if err = s.b.inv.apply(ctx, i, err); err != nil {
 		s.b.logFailure(mctx, id, err)
 	}
-	s.settle(i, err, time.Since(start), true)
+	s.settle(i, err, took, true)
 }
 
 func (s *batchState) settle(i int, err error, took time.Duration, ran bool) {

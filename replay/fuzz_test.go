@@ -19,9 +19,11 @@ import (
 
 // The oracles restate the counter's contract apart from the code: a String
 // or Number attribute (custom suffix allowed) whose value, spaces trimmed,
-// is a whole decimal number from 0 to 1,000,000.
+// is a whole decimal number from 0 to 1,000,000. SQS holds a data type to
+// the message body's characters, so a custom label may hold any of them,
+// newlines included ("Number.\n" is a Number): hence (?s).
 var (
-	counterType  = regexp.MustCompile(`^(Number|String)(\..+)?$`)
+	counterType  = regexp.MustCompile(`(?s)^(Number|String)(\..+)?$`)
 	wholeDecimal = regexp.MustCompile(`^[+-]?[0-9]+$`)
 )
 

@@ -59,7 +59,10 @@ func NewAttrs(kv ...KV) *Attrs {
 
 // QueueAttrs are the attributes every record about a queue carries.
 func QueueAttrs(urlOrARN string) *Attrs {
-	return NewAttrs(KV{AttrSystem, SystemSQS}, KV{AttrDestination, QueueName(urlOrARN)})
+	// Appended, not a variadic literal: a [2]KV array on the heap would
+	// cost every Lambda binary its equality function.
+	kvs := append(make([]KV, 0, 2), KV{AttrSystem, SystemSQS}, KV{AttrDestination, QueueName(urlOrARN)})
+	return NewAttrs(kvs...)
 }
 
 // With returns a new set: a's attributes and kv.
@@ -170,15 +173,19 @@ func (h Histogram) Seconds(ctx context.Context, d time.Duration, attrs *Attrs) {
 	}
 }
 
-// ConsumerMetrics are the instruments of the consuming side: the long-poller
-// (package consumer) and the Lambda adapter (package handler), which records
-// the ones that make sense in Lambda.
+// ConsumerMetrics are the instruments every consuming runtime records: the
+// long-poller (package consumer) and the Lambda adapter (package handler).
+// What only the long-poller does is in SettleMetrics, so a Lambda links
+// none of it.
 type ConsumerMetrics struct {
-	On                                                                   bool
-	Consumed, Handled, Failed, Deleted, DeleteFailed, Released, Extended Counter
-	LeaseLost, Held, Parked                                              Counter
-	ProcessDuration, MessageAge, OperationDuration                       Histogram
-	meter                                                                Meter
+	// noCompare: nothing compares instruments, and a comparable struct this
+	// size costs every Lambda binary an equality function.
+	_                         [0]func()
+	On                        bool
+	Consumed, Handled, Failed Counter
+	ProcessDuration           Histogram
+	MessageAge                Histogram
+	meter                     Meter
 }
 
 // NewConsumerMetrics makes the consuming side's instruments.
@@ -187,11 +194,30 @@ func NewConsumerMetrics(m Meter) ConsumerMetrics {
 		return ConsumerMetrics{}
 	}
 	return ConsumerMetrics{
-		On:                true,
-		meter:             m,
-		Consumed:          m.Counter(MetricConsumed, "{message}", "Messages received."),
-		Handled:           m.Counter(MetricHandled, "{message}", "Messages whose handler succeeded."),
-		Failed:            m.Counter(MetricFailed, "{message}", "Messages that failed (handler error, panic, timeout, not started, lease lost), by error.type."),
+		On:              true,
+		meter:           m,
+		Consumed:        m.Counter(MetricConsumed, "{message}", "Messages received."),
+		Handled:         m.Counter(MetricHandled, "{message}", "Messages whose handler succeeded."),
+		Failed:          m.Counter(MetricFailed, "{message}", "Messages that failed (handler error, panic, timeout, not started, lease lost), by error.type."),
+		ProcessDuration: m.Histogram(MetricProcessDuration, "s", "Handler duration, by error.type on failure."),
+		MessageAge:      m.Histogram(MetricMessageAge, "s", "Time from SentTimestamp to receive: the queue's lag."),
+	}
+}
+
+// SettleMetrics are the instruments of the long-poller's own settlement:
+// deletes, visibility changes, holds, parks and its SQS calls.
+type SettleMetrics struct {
+	_                                                                  [0]func()
+	Deleted, DeleteFailed, Released, Extended, LeaseLost, Held, Parked Counter
+	OperationDuration                                                  Histogram
+}
+
+// NewSettleMetrics makes the long-poller's settlement instruments.
+func NewSettleMetrics(m Meter) SettleMetrics {
+	if !m.On() {
+		return SettleMetrics{}
+	}
+	return SettleMetrics{
 		Deleted:           m.Counter(MetricDeleted, "{message}", "Messages deleted after success."),
 		DeleteFailed:      m.Counter(MetricDeleteFailed, "{message}", "Deletes that failed for good: the message comes back."),
 		Released:          m.Counter(MetricReleased, "{message}", "Failed or unstarted messages made visible again."),
@@ -199,8 +225,6 @@ func NewConsumerMetrics(m Meter) ConsumerMetrics {
 		LeaseLost:         m.Counter(MetricLeaseLost, "{message}", "Messages whose visibility could not be kept."),
 		Held:              m.Counter(MetricHeld, "{message}", "Messages a handler held (kept invisible) without failing them."),
 		Parked:            m.Counter(MetricParked, "{message}", "Messages escalated to the parking queue and deleted."),
-		ProcessDuration:   m.Histogram(MetricProcessDuration, "s", "Handler duration, by error.type on failure."),
-		MessageAge:        m.Histogram(MetricMessageAge, "s", "Time from SentTimestamp to receive: the queue's lag."),
 		OperationDuration: m.Histogram(MetricOperationDuration, "s", "SQS call duration, by operation name and error.type."),
 	}
 }
