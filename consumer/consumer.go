@@ -124,6 +124,17 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 	}
 	c := &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o, limiter: newLimiter(o.RateLimit)}
 	c.obs = newObserver(&c.opts, &c.stats, queueURL)
+	if o.ParkingQueue != "" {
+		pa, ok := client.(ParkerAPI)
+		if !ok {
+			return nil, configError("ParkingQueue needs a client that also sends (SendMessageBatch) and changes one message's visibility (ChangeMessageVisibility), as *sqs.Client does")
+		}
+		p, err := NewParker(pa, queueURL, o.ParkingQueue, func(po *ParkerOptions) { po.Logger = o.Logger })
+		if err != nil {
+			return nil, err
+		}
+		c.parker = p
+	}
 	return c, nil
 }
 

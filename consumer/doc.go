@@ -55,6 +55,19 @@
 //
 // Redrive to a dead-letter queue is SQS's job: set maxReceiveCount.
 //
+// # Hold, park, drain, rate
+//
+// Two outcomes are not failures (package handler has them): a handler that
+// returns [handler.Hold](d) keeps its message invisible for d (within 12 h
+// of its receive) without a failure counted; one that returns
+// [handler.Escalate] or [handler.Permanent] (a JSON body that does not
+// decode too) has it parked at once on [Options.ParkingQueue], the
+// operator queue, with its reason in replay's metadata format, and deleted
+// only once the parking queue has it ([Parker]); on FIFO its group waits
+// until then, and a park that fails is a failure. [Consumer.Drain] handles
+// a queue until a receive comes back empty and returns once everything is
+// settled; [Options.RateLimit] caps the messages received per second.
+//
 // # FIFO queues
 //
 // FIFO is recognised by the .fifo suffix of the queue URL or event source

@@ -4,11 +4,16 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/handler"
 )
@@ -240,3 +245,96 @@ func TestRateLimitMustBeFinite(t *testing.T) {
 func posInf() float64 { return 1 / zero() }
 func nan() float64    { z := zero(); return z / z }
 func zero() float64   { return 0 }
+
+func TestParkingQueueParksOnTheRealQueueAfterOneReceive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "orders", nil)
+		operator := newQueueOn(t, f, "operator")
+		f.send(t, "", "poison", "fine")
+		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+			if m.Body == "poison" {
+				return handler.Escalate("invalid-order", errors.New("no such customer"))
+			}
+			return nil
+		}, func(o *Options) { o.ParkingQueue = operator; o.WaitTime = time.Second })
+		if err := c.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Parked != 1 || s.Deleted != 1 || s.Failed != 0 || s.Received != 2 {
+			t.Fatalf("expect one parked after its one receive and one deleted, got %+v", s)
+		}
+		out, err := f.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(operator), MessageAttributeNames: []string{"All"}})
+		if err != nil || len(out.Messages) != 1 {
+			t.Fatalf("expect one message on the parking queue, got %v, %v", out, err)
+		}
+		m := out.Messages[0]
+		meta := aws.ToString(m.MessageAttributes["sqskit-replay"].StringValue)
+		if aws.ToString(m.Body) != "poison" || !strings.Contains(meta, `"reason":"invalid-order"`) || !strings.Contains(meta, "no such customer") {
+			t.Fatalf("expect the body and the reason with its detail, got %q with metadata %s", aws.ToString(m.Body), meta)
+		}
+		if v, inFlight := f.counts(t); v != 0 || inFlight != 0 {
+			t.Fatalf("expect the queue empty, got %d visible and %d in flight", v, inFlight)
+		}
+	})
+}
+
+func TestParkingQueueOptionsRefused(t *testing.T) {
+	f := newQueue(t, "orders", nil)
+	cases := map[string]func(*Options){
+		"the queue itself": func(o *Options) { o.ParkingQueue = f.url },
+	}
+	for name, fn := range cases {
+		if _, err := New(f.client, f.url, (&recorder{}).handle, fn); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: expect ErrConfig, got %v", name, err)
+		}
+	}
+	if _, err := New(receiveOnly{f.client}, f.url, (&recorder{}).handle, func(o *Options) { o.ParkingQueue = f.url + "-operator" }); !errors.Is(err, ErrConfig) {
+		t.Errorf("a client that cannot send: expect ErrConfig, got %v", err)
+	}
+}
+
+// receiveOnly is a client with only the calls a Consumer needs.
+type receiveOnly struct{ API }
+
+func newQueueOn(t *testing.T, f *qfix, name string) string {
+	t.Helper()
+	out, err := f.client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.QueueUrl)
+}
+
+func TestParkingOnFIFOKeepsTheGroupInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "orders.fifo", nil)
+		out, err := f.client.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("operator.fifo"),
+			Attributes: map[string]string{"FifoQueue": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.send(t, "g", "a", "poison", "b", "c")
+		var mu sync.Mutex
+		var order []string
+		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+			mu.Lock()
+			order = append(order, m.Body)
+			mu.Unlock()
+			if m.Body == "poison" {
+				return handler.Permanent(errors.New("never"))
+			}
+			return nil
+		}, func(o *Options) { o.ParkingQueue = aws.ToString(out.QueueUrl); o.WaitTime = time.Second })
+		if err := c.Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(order, []string{"a", "poison", "b", "c"}) {
+			t.Fatalf("expect the group handled once each in order, got %v", order)
+		}
+		got, err := f.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: out.QueueUrl, MaxNumberOfMessages: 10,
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameMessageGroupId}})
+		if err != nil || len(got.Messages) != 1 || aws.ToString(got.Messages[0].Body) != "poison" || got.Messages[0].Attributes["MessageGroupId"] != "g" {
+			t.Fatalf("expect poison parked in its group, got %+v, %v", got, err)
+		}
+	})
+}

@@ -299,7 +299,11 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (dele
 // The heartbeat keeps its lease meanwhile.
 func (r *run) park(t *inflight, esc *handler.EscalateError, took time.Duration) {
 	defer r.parks.Done()
-	err := r.c.parker.Park(r.apiCtx, &t.original, esc.Reason, esc.Err)
+	// The message's ctx (its trace) with the lifetime of Run's SQS calls.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.ctx))
+	defer context.AfterFunc(r.apiCtx, cancel)()
+	defer cancel()
+	err := r.c.parker.Park(ctx, &t.original, esc.Reason, esc.Err)
 	if err != nil {
 		err = fmt.Errorf("consumer: park on the parking queue (reason %q): %w", esc.Reason, err)
 	}

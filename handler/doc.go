@@ -16,7 +16,7 @@
 // The package imports the standard library, aws-lambda-go's events, and
 // smithy-go's tracing and metrics interfaces: not the SQS client, its types
 // or its dependencies. A Lambda built with NewLambda is 7 packages and
-// about 94 KB (stripped) larger than one written by hand on aws-lambda-go
+// about 98 KB (stripped) larger than one written by hand on aws-lambda-go
 // alone, where one built with the former consumer.NewLambda was 65
 // packages and 430 KB larger. TestLambdaFootprint keeps it so;
 // BENCHMARKS.md has the figures and the command. Message carries its own
@@ -49,6 +49,16 @@
 // ErrNotStarted; a BatchHandler's missing result with ErrNoResult; a
 // BatchHandler's success after a failure of its FIFO group with
 // ErrHeldBack.
+//
+// # Outcomes: done, retry, hold, escalate
+//
+// nil is done, an error is retried, [Hold](d) keeps the message invisible
+// for d without a failure, and [Escalate] or [Permanent] park it on an
+// operator queue (a body [JSON] cannot decode is permanent: [ErrDecode]).
+// The Lambda adapter links no SQS client: with [LambdaOptions.Parker]
+// (consumer.NewParker) it sets a held message's visibility and reports it
+// failed so Lambda keeps it, and parks an escalated one and reports it
+// done; without one, both are failures reported to Lambda.
 //
 // # FIFO
 //
