@@ -273,6 +273,12 @@ func (s *session) send(ctx context.Context, items []*item) {
 			byTarget[it.target] = append(byTarget[it.target], it)
 		}
 	}
+	if len(byTarget) == 1 { // the common case: no goroutine to hand over to
+		for target, batch := range byTarget {
+			s.sendTo(ctx, target, batch)
+		}
+		return
+	}
 	var wg sync.WaitGroup
 	for target, batch := range byTarget {
 		wg.Add(1)
