@@ -267,6 +267,10 @@ func (r *run) settleAll(unit []*inflight, err error, took time.Duration) {
 // and gives up what may not. It reports whether the message was queued for
 // delete or parking.
 func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (deleting bool) {
+	retryIn := time.Duration(0)
+	if err != nil && ran {
+		retryIn = r.failureDelay(t.receives, err)
+	}
 	r.mu.Lock()
 	if t.settled {
 		r.mu.Unlock()
@@ -290,7 +294,7 @@ func (r *run) finish(t *inflight, err error, took time.Duration, ran bool) (dele
 		go r.park(t, esc, took)
 		return true
 	}
-	return r.concludeLocked(t, err, took, ran, nil)
+	return r.concludeLocked(t, err, took, ran, nil, retryIn)
 }
 
 // park sends an escalated message to the parking queue and then concludes
@@ -304,51 +308,66 @@ func (r *run) park(t *inflight, esc *handler.EscalateError, took time.Duration) 
 	defer context.AfterFunc(r.apiCtx, cancel)()
 	defer cancel()
 	err := r.c.parker.Park(ctx, &t.original, esc.Reason, esc.Err)
+	retryIn := time.Duration(0)
 	if err != nil {
 		err = fmt.Errorf("consumer: park on the parking queue (reason %q): %w", esc.Reason, err)
+		retryIn = r.failureDelay(t.receives, err)
 	}
 	r.mu.Lock()
-	r.concludeLocked(t, err, took, true, esc)
+	r.concludeLocked(t, err, took, true, esc, retryIn)
 }
 
+// verdict is what becomes of a settled message, decided once under r.mu
+// and carried out after it.
+type verdict uint8
+
+const (
+	verdictDelete  verdict = iota // handled, or on the parking queue
+	verdictLost                   // its lease is lost: left alone
+	verdictRelease                // never handled: visible at once
+	verdictHold                   // a Hold outcome: invisible for its hold
+	verdictRetry                  // failed: released per the failure policy
+)
+
 // concludeLocked is the second half of finish, for a message just settled
-// (or parked: esc is its escalation). Callers hold r.mu; it releases it.
-func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran bool, esc *handler.EscalateError) (deleting bool) {
+// (or parked: esc is its escalation). retryIn is the failure policy's delay,
+// computed before r.mu was taken since RedeliveryBackoff is user code.
+// Callers hold r.mu; it releases it.
+func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran bool, esc *handler.EscalateError, retryIn time.Duration) (deleting bool) {
 	now := time.Now()
 	if err == nil && t.lost == nil && !now.Before(t.visibleUntil) {
 		r.loseLocked(t, fmt.Errorf("%w: its visibility lapsed before its handler returned", ErrLeaseLost))
 	}
-	lost := t.lost
-	switch {
-	case lost != nil && err == nil:
-		err = lost // the handler succeeded too late: not deleted
-	case lost != nil && !errors.Is(err, ErrLeaseLost):
-		err = fmt.Errorf("%w (the handler returned: %w)", lost, err) // its failure is the lost lease
+	if lost := t.lost; lost != nil {
+		switch {
+		case err == nil:
+			err = lost // the handler succeeded too late: not deleted
+		case !errors.Is(err, ErrLeaseLost):
+			err = fmt.Errorf("%w (the handler returned: %w)", lost, err) // its failure is the lost lease
+		}
 	}
-	hold, held := time.Duration(0), false
-	if lost == nil && ran {
-		hold, held = handler.HoldFor(err)
-	}
-	delay := time.Duration(0)
+	v, delay := verdictRetry, retryIn
+	hold, held := handler.HoldFor(err)
 	switch {
 	case err == nil:
+		v = verdictDelete
+	case t.lost != nil:
+		v = verdictLost
+	case !ran:
+		v, delay = verdictRelease, 0
+	case held:
+		v, delay = verdictHold, hold
+	}
+	switch v {
+	case verdictDelete:
 		t.state = stateDeleting
 		if esc != nil {
 			t.parkedReason = esc.Reason
 		}
-	case lost != nil:
+	case verdictLost:
 		r.forgetLocked(t)
-	case !ran:
-		r.leaveLocked(t)
-	case held:
-		delay = hold
-		if r.c.fifo {
-			delay = r.guard.failed(t.group, now, delay, t.visibleUntil)
-		}
-		r.leaveLocked(t)
 	default:
-		delay = r.failureDelay(t.receives, err)
-		if r.c.fifo {
+		if r.c.fifo && v != verdictRelease {
 			delay = r.guard.failed(t.group, now, delay, t.visibleUntil)
 		}
 		r.leaveLocked(t)
@@ -376,23 +395,24 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 		r.set.plug()
 		defer r.set.unplug()
 	}
-	switch {
-	case err == nil && esc != nil:
-		r.obs.escalated(t)
+	switch v {
+	case verdictDelete:
+		if esc != nil {
+			r.obs.escalated(t)
+		} else {
+			r.obs.settled(t, nil, took, ran)
+		}
 		r.set.delete(t)
-	case err == nil:
-		r.obs.settled(t, nil, took, ran)
-		r.set.delete(t)
-	case lost != nil:
+	case verdictLost:
 		r.obs.settled(t, err, took, ran)
 		r.placeCond.Signal()
-	case !ran:
+	case verdictRelease:
 		r.obs.settled(t, err, took, ran)
 		r.set.change(visChange{t: t, kind: changeRelease})
-	case held:
+	case verdictHold:
 		r.obs.held(t, hold, took)
 		r.set.change(visChange{t: t, kind: changeRelease, hold: true, seconds: sqsrule.Seconds(min(delay, maxVisibility(t, now)))})
-	default:
+	case verdictRetry:
 		r.obs.settled(t, err, took, ran)
 		r.logFailure(t, err)
 		if delay >= 0 {
