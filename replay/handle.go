@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go/tracing"
 
-	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/parking"
@@ -89,8 +88,7 @@ func (s *session) handle(ctx context.Context, msgs []*handler.Message) []error {
 
 // begin converts a message and finds its ctx.
 func (s *session) begin(m *handler.Message) *item {
-	it := &item{m: m, msg: &types.Message{MessageId: aws.String(m.ID), ReceiptHandle: aws.String(m.ReceiptHandle), Body: aws.String(m.Body),
-		Attributes: m.Attributes, MessageAttributes: consumer.SDKAttributes(m.MessageAttributes)}}
+	it := &item{m: m, msg: sdkMessage(m)}
 	s.mu.Lock()
 	a := s.arrivals[m.ID]
 	it.ctx, it.received = a.ctx, a.at
