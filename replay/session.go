@@ -21,7 +21,7 @@ import (
 type session struct {
 	r      *Replayer
 	cancel context.CancelCauseFunc // ends Run or Drain; nil in Lambda
-	// received is when a Lambda invocation's batch was received at the
+	// receivedAt is when a Lambda invocation's batch was received at the
 	// earliest: its holds count their 12 h from there. Zero in Run and
 	// Drain, where the consumer counts them.
 	receivedAt time.Time
