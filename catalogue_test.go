@@ -38,7 +38,7 @@ const (
 	catWire    = "sqsfake wire requests"
 )
 
-var catalogueOrder = []string{catOptions, catSend, catLambda, catForged, catHandler, catWire}
+var catalogueOrder = []string{catOptions, catSend, catLambda, catForged, catHandler, catWire, catMessages}
 
 // catalogueRowEnv names the one row a child process runs.
 const catalogueRowEnv = "SQSKIT_CATALOGUE_ROW"
@@ -146,7 +146,7 @@ func TestBadInputCatalogue(t *testing.T) {
 	}
 	var lines []string
 	for _, c := range catalogueOrder {
-		lines = append(lines, fmt.Sprintf("  %-38s %3d", c, counts[c]))
+		lines = append(lines, fmt.Sprintf("  %-48s %3d", c, counts[c]))
 	}
 	fmt.Printf("bad-input catalogue: %d rows\n%s\n", len(rows), strings.Join(lines, "\n"))
 	if len(rows) < 150 {
@@ -217,7 +217,7 @@ func isAs[T error](err error) (T, error) {
 // catalogue lists every row.
 func catalogue() []row {
 	var rows []row
-	for _, part := range [][]row{optionRows(), sendRows(), lambdaRows(), forgedRows(), handlerRows(), wireRows()} {
+	for _, part := range [][]row{optionRows(), sendRows(), lambdaRows(), forgedRows(), handlerRows(), wireRows(), messageRows()} {
 		rows = append(rows, part...)
 	}
 	return rows

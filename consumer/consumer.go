@@ -145,6 +145,10 @@ type Stats struct {
 	Held, Parked int64
 	// InFlight is the number of messages held now, at most MaxInFlight.
 	InFlight int64
+	// ExtensionFailures counts the signals lost to user extensions (see
+	// Hooks): a hook, Propagator, TracerProvider, MeterProvider, span or
+	// instrument that panicked or returned nil, or hooks too slow to keep up.
+	ExtensionFailures int64
 }
 
 type counters struct {
@@ -159,5 +163,6 @@ func (c *Consumer) Stats() Stats {
 		Received: s.received.Load(), Handled: s.handled.Load(), Failed: s.failed.Load(), Deleted: s.deleted.Load(),
 		DeleteFailed: s.deleteFailed.Load(), Extended: s.extended.Load(), LeaseLost: s.leaseLost.Load(),
 		Released: s.released.Load(), InFlight: s.inFlight.Load(), Held: s.held.Load(), Parked: s.parked.Load(),
+		ExtensionFailures: c.obs.faults.Count(),
 	}
 }

@@ -181,9 +181,10 @@
 //
 // Options.Logger (slog, silent by default) gets failures, panics with their
 // stacks, lease losses and lifecycle events, never message bodies. Hooks
-// are called synchronously for received, handled (with duration), failed,
-// deleted, delete failed, extended, lease lost and released, each with the
-// message's ctx (the one its handler's ctx derives from). Stats returns
+// are called in order, off the engine's path (see Hooks), for received,
+// handled (with duration), failed, deleted, delete failed, extended, lease
+// lost and released, each with the message's ctx (the one its handler's
+// ctx derives from). Stats returns
 // counters, and InFlight, the messages held now.
 //
 // Tracing and metrics go through smithy-go's interfaces, as the SDK's own

@@ -5,12 +5,27 @@ import (
 	"time"
 )
 
-// Hooks are optional callbacks, called synchronously on the goroutine where
-// the event happens: keep them fast, and safe for concurrent use. Each gets
-// the message's ctx, the one its handler's ctx derives from: it carries
-// the message's process span (when Options.TracerProvider is set) and the
-// producer's trace context (when Options.Propagator is set). Message bodies
-// are the caller's to log or not.
+// Hooks are optional callbacks, each told of one event after it happened.
+// Each gets the message's ctx, the one its handler's ctx derives from: it
+// carries the message's process span (when Options.TracerProvider is set)
+// and the producer's trace context (when Options.Propagator is set).
+// Message bodies are the caller's to log or not.
+//
+// Hooks, like the Propagator, TracerProvider, MeterProvider and the spans
+// and instruments they make, are user code, trusted no more than handlers.
+// One that panics or returns nil (a typed nil too) costs its own signal (a
+// hook call, a span, a measurement, a message's trace context): it is
+// counted in Stats.ExtensionFailures and logged once per extension through
+// Options.Logger, never the process, a message, a lease or Run's shutdown
+// bound. No user code runs under the consumer's locks: hooks, metrics and
+// the ends of process spans are queued (room for 4 × MaxInFlight, within
+// 256 to 4,096) and reported one at a time, in order, by a goroutine of
+// Run's own. A hook that is slow or blocks delays only what is queued
+// behind it; when the queue is full new signals are dropped and counted.
+// Run reports what is queued before it returns, within its own bound
+// (ShutdownTimeout + 1 s after ctx is done), then drops the rest and leaves
+// a hook still running behind. A handler's ctx keeps Run's cancellation
+// whatever ctx a tracer or Propagator returns.
 type Hooks struct {
 	// Received: a message arrived.
 	Received func(ctx context.Context, m *Message)
@@ -38,4 +53,10 @@ type Hooks struct {
 	// Parked: an Escalate outcome's message is on the parking queue and was
 	// deleted from this one.
 	Parked func(ctx context.Context, m *Message, reason string)
+}
+
+// set reports whether any hook is set.
+func (h *Hooks) set() bool {
+	return h.Received != nil || h.Handled != nil || h.Failed != nil || h.Deleted != nil || h.DeleteFailed != nil ||
+		h.Extended != nil || h.LeaseLost != nil || h.Released != nil || h.Held != nil || h.Parked != nil
 }

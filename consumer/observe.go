@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -15,46 +16,303 @@ import (
 const scope = "github.com/sqskit/sqskit/consumer"
 
 // observer reports what happens to messages and calls: hooks, spans,
-// metrics and Stats. With no TracerProvider, MeterProvider or Propagator
-// (the default) it costs a nil check per event.
+// metrics and Stats. With no TracerProvider, MeterProvider, Propagator or
+// hook (the default) it costs a nil check per event.
+//
+// Stats are counted where the event happens. Everything else about an
+// event is user code (hooks, spans, instruments), so it is a signal, queued
+// without blocking and reported by one goroutine per Run, in order: a hook
+// that is slow or blocks delays only the signals behind it, and a full queue
+// drops new signals (counted in Stats.ExtensionFailures) rather than
+// wait. Events may happen under run.mu; signals are reported with no lock
+// held. Each call of user code recovers its panic (counted too).
 type observer struct {
 	hooks   *Hooks
 	stats   *counters
-	prop    Propagator
+	faults  *telemetry.Faults
+	prop    Propagator // counting its failures; nil without Options.Propagator
 	tracer  telemetry.Tracer
 	metrics telemetry.ConsumerMetrics
 	attrs   *telemetry.Attrs // the queue's metric attributes; nil when metrics are off
 	// callAttrs are the attributes of each operation's call durations.
 	callAttrs map[string]*telemetry.Attrs
 	settle    telemetry.SettleMetrics
+	// queue is the room of a Run's signal queue, 0 when there is nothing
+	// to report but Stats; signals is the queue of the Run going on (nil
+	// between Runs), one per Run, so a hook a Run left behind never takes
+	// the next Run's signals.
+	queue   int
+	signals *atomic.Pointer[chan signal]
 }
 
+// Signal queue bounds: room for a few signals per message held (received,
+// settled, deleted or released, extended), within a memory bound.
+const (
+	minSignalQueue = 256
+	maxSignalQueue = 4096
+)
+
 func newObserver(o *Options, stats *counters, queueURL string) observer {
-	ob := observer{hooks: &o.Hooks, stats: stats, prop: o.Propagator,
-		tracer:  telemetry.NewTracer(o.TracerProvider, scope, queueURL),
-		metrics: telemetry.NewConsumerMetrics(telemetry.NewMeter(o.MeterProvider, scope)),
+	f := telemetry.NewFaults(o.Logger)
+	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL),
+		signals: new(atomic.Pointer[chan signal])}
+	if !telemetry.IsNil(o.Propagator) {
+		ob.prop = countedPropagator{o.Propagator, f}
+	}
+	if m := f.Meter(o.MeterProvider, scope); m.On() {
+		func() {
+			defer f.Recover(telemetry.KindMeter) // then no metrics
+			ob.metrics = telemetry.NewConsumerMetrics(m)
+			ob.settle = telemetry.NewSettleMetrics(m)
+		}()
 	}
 	if ob.metrics.On {
-		ob.settle = telemetry.NewSettleMetrics(ob.metrics.Meter())
 		ob.attrs = telemetry.QueueAttrs(queueURL)
 		ob.callAttrs = map[string]*telemetry.Attrs{}
 		for _, op := range []string{telemetry.OperationReceive, telemetry.OperationDelete, telemetry.OperationVisibility} {
 			ob.callAttrs[op] = ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: op})
 		}
 	}
+	if ob.metrics.On || ob.tracer.On() || o.Hooks.set() {
+		ob.queue = min(max(4*o.MaxInFlight, minSignalQueue), maxSignalQueue)
+	}
 	return ob
 }
 
+// countedPropagator counts the failures of a Propagator's Extract.
+type countedPropagator struct {
+	Propagator
+	f *telemetry.Faults
+}
+
+func (p countedPropagator) Extract(ctx context.Context, c Carrier) context.Context {
+	return p.f.Extract(ctx, p.Propagator, c)
+}
+
+// signalKind is what a signal reports.
+type signalKind uint8
+
+const (
+	sigReceived signalKind = iota
+	sigSettled
+	sigHeld
+	sigEscalated
+	sigParked
+	sigDeleted
+	sigDeleteFailed
+	sigReleased
+	sigExtended
+	sigLeaseLost
+	sigUnused // a span started for a message the consumer did not take
+)
+
+// signal is one event to report: its message, and what the kind needs.
+type signal struct {
+	kind   signalKind
+	ran    bool
+	t      *inflight
+	m      *Message // sigReceived: a copy, as its handler may write to t.msg meanwhile
+	err    error
+	d      time.Duration // visibility or hold
+	took   time.Duration // the handler's duration
+	at     time.Time     // sigReceived: when
+	reason string
+}
+
+// emit queues s, or drops it when the queue is full.
+func (ob *observer) emit(s signal) {
+	q := ob.signals.Load()
+	if q == nil {
+		return // no Run, or nothing to report
+	}
+	select {
+	case *q <- s:
+	default:
+		ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments too slow for the consumer")
+	}
+}
+
+// start starts reporting signals for a Run; stop ends it once every signal
+// queued is reported, or at deadline: then the signals still queued are
+// dropped (counted), and a hook still running is left behind.
+func (ob *observer) start() (stop func(deadline time.Time)) {
+	if ob.queue == 0 {
+		return func(time.Time) {}
+	}
+	q := make(chan signal, ob.queue)
+	ob.signals.Store(&q)
+	quit, abandon, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go ob.deliver(q, quit, abandon, done)
+	return func(deadline time.Time) {
+		ob.signals.Store(nil) // what happens from now on goes unreported
+		close(quit)
+		timer := time.NewTimer(time.Until(deadline))
+		defer timer.Stop()
+		select {
+		case <-done:
+		case <-timer.C:
+			close(abandon)
+		}
+	}
+}
+
+// deliver reports signals until quit is closed and the queue is empty, or
+// abandon is closed; a hook that calls runtime.Goexit is replaced by
+// another deliver.
+func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done chan struct{}) {
+	returned := false
+	defer func() {
+		if !returned {
+			ob.faults.Failed(telemetry.KindSlow, "a hook called runtime.Goexit")
+			go ob.deliver(q, quit, abandon, done)
+			return
+		}
+		close(done)
+	}()
+	for {
+		var s signal
+		select {
+		case s = <-q:
+		case <-quit:
+			select {
+			case s = <-q:
+			default:
+				returned = true
+				return
+			}
+		}
+		select {
+		case <-abandon:
+			for ok := true; ok; { // s and the rest
+				ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments still busy at the end of Run")
+				select {
+				case <-q:
+				default:
+					ok = false
+				}
+			}
+			returned = true
+			return
+		default:
+		}
+		ob.report(s)
+	}
+}
+
+// report reports one signal: its metrics, its span, then its hook. A
+// panic (recovered, counted as k's) costs the rest of the signal.
+func (ob *observer) report(s signal) {
+	t, h, m := s.t, ob.hooks, &ob.metrics
+	ctx := t.ctx
+	k := telemetry.KindMeter
+	defer ob.faults.RecoverIn(&k)
+	switch s.kind {
+	case sigReceived:
+		if m.On {
+			m.Consumed.Add(ctx, 1, ob.attrs)
+			if age, ok := telemetry.Age(t.msg.Attributes["SentTimestamp"], s.at); ok {
+				m.MessageAge.Seconds(ctx, age, ob.attrs)
+			}
+		}
+		if k = telemetry.HookReceived; h.Received != nil {
+			h.Received(ctx, s.m)
+		}
+	case sigSettled:
+		ob.reportSettled(s, &k)
+	case sigHeld:
+		if m.On {
+			ob.settle.Held.Add(ctx, 1, ob.attrs)
+			m.ProcessDuration.Seconds(ctx, s.took, ob.attrs)
+		}
+		k = telemetry.KindTracer
+		t.span.Event("held")
+		t.span.End(nil)
+		if k = telemetry.HookHeld; h.Held != nil {
+			h.Held(ctx, t.msg, s.d)
+		}
+	case sigEscalated:
+		k = telemetry.KindTracer
+		t.span.Event("parked")
+		t.span.End(nil)
+	case sigParked:
+		ob.settle.Parked.Add(ctx, 1, ob.attrs)
+		if k = telemetry.HookParked; h.Parked != nil {
+			h.Parked(ctx, t.msg, s.reason)
+		}
+	case sigDeleted:
+		ob.settle.Deleted.Add(ctx, 1, ob.attrs)
+		if k = telemetry.HookDeleted; h.Deleted != nil {
+			h.Deleted(ctx, t.msg)
+		}
+	case sigDeleteFailed:
+		ob.settle.DeleteFailed.Add(ctx, 1, ob.attrs)
+		if k = telemetry.HookDeleteFailed; h.DeleteFailed != nil {
+			h.DeleteFailed(ctx, t.msg, s.err)
+		}
+	case sigReleased:
+		ob.settle.Released.Add(ctx, 1, ob.attrs)
+		if k = telemetry.HookReleased; h.Released != nil {
+			h.Released(ctx, t.msg, s.d)
+		}
+	case sigExtended:
+		ob.settle.Extended.Add(ctx, 1, ob.attrs)
+		if k = telemetry.HookExtended; h.Extended != nil {
+			h.Extended(ctx, t.msg, s.d)
+		}
+	case sigLeaseLost:
+		ob.settle.LeaseLost.Add(ctx, 1, ob.attrs)
+		k = telemetry.KindTracer
+		t.span.Event("lease lost")
+		if k = telemetry.HookLeaseLost; h.LeaseLost != nil {
+			h.LeaseLost(ctx, t.msg, s.err)
+		}
+	case sigUnused:
+		k = telemetry.KindTracer
+		t.span.End(nil)
+	}
+}
+
+func (ob *observer) reportSettled(s signal, k *telemetry.Kind) {
+	t, h, m, ctx, err := s.t, ob.hooks, &ob.metrics, s.t.ctx, s.err
+	if m.On {
+		attrs := ob.attrs
+		if err == nil {
+			m.Handled.Add(ctx, 1, attrs)
+		} else {
+			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: errorType(err)})
+			m.Failed.Add(ctx, 1, attrs)
+		}
+		if s.ran {
+			m.ProcessDuration.Seconds(ctx, s.took, attrs)
+		}
+	}
+	if t.span.On() {
+		*k = telemetry.KindTracer
+		if err != nil {
+			t.span.Fail(errorType(err))
+		}
+		t.span.End(nil)
+	}
+	if err == nil {
+		if *k = telemetry.HookHandled; h.Handled != nil {
+			h.Handled(ctx, t.msg, s.took)
+		}
+	} else if *k = telemetry.HookFailed; h.Failed != nil {
+		h.Failed(ctx, t.msg, err)
+	}
+}
+
 // begin gives a fresh message its ctx: its producer's trace context and its
-// process span, children of base. Callers hold run.mu: the heartbeat may
-// read t.ctx as soon as t is tracked.
+// process span, children of base. It calls user code (the Propagator, the
+// tracer): callers hold no lock, and t is not yet tracked.
 func (ob *observer) begin(base context.Context, t *inflight) {
 	t.ctx = base
 	if ob.prop != nil {
 		t.ctx = handler.Extract(base, ob.prop, t.msg)
 	}
 	if ob.tracer.On() {
-		t.ctx, t.span = ob.tracer.Start(t.ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+		t.ctx, t.span = ob.faults.Start(ob.tracer, t.ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+		defer ob.faults.Recover(telemetry.KindTracer)
 		t.span.Set(telemetry.AttrMessageID, t.id)
 		if t.group != "" {
 			t.span.Set(telemetry.AttrMessageGroupID, t.group)
@@ -63,122 +321,102 @@ func (ob *observer) begin(base context.Context, t *inflight) {
 	}
 }
 
-// received reports a fresh message, received at now.
-func (ob *observer) received(t *inflight, now time.Time) {
-	ob.stats.received.Add(1)
-	if ob.metrics.On {
-		ob.metrics.Consumed.Add(t.ctx, 1, ob.attrs)
-		if age, ok := telemetry.Age(t.msg.Attributes["SentTimestamp"], now); ok {
-			ob.metrics.MessageAge.Seconds(t.ctx, age, ob.attrs)
+// startBatch starts the process span of a BatchHandler's call of n
+// messages.
+func (ob *observer) startBatch(ctx context.Context, n int) (context.Context, telemetry.Span) {
+	ctx, span := ob.faults.Start(ob.tracer, ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
+	defer ob.faults.Recover(telemetry.KindTracer)
+	span.Set(telemetry.AttrBatchCount, n)
+	return ctx, span
+}
+
+// endBatch ends a batch's process span, failed with the first failure of
+// errs.
+func (ob *observer) endBatch(span telemetry.Span, errs []error) {
+	defer ob.faults.Recover(telemetry.KindTracer)
+	for _, err := range errs {
+		if err != nil {
+			span.Fail(errorType(err))
+			break
 		}
 	}
-	if ob.hooks.Received != nil {
-		ob.hooks.Received(t.ctx, t.msg)
+	span.End(nil)
+}
+
+// unused ends the span begin started for a message the consumer did not
+// take (held already, or beyond its places).
+func (ob *observer) unused(t *inflight) {
+	if t.span.On() {
+		ob.emit(signal{kind: sigUnused, t: t})
 	}
+}
+
+// received reports a fresh message, received at now, before its handler
+// may start.
+func (ob *observer) received(t *inflight, now time.Time) {
+	ob.stats.received.Add(1)
+	s := signal{kind: sigReceived, t: t, at: now}
+	if ob.hooks.Received != nil {
+		m := *t.msg
+		s.m = &m
+	}
+	ob.emit(s)
 }
 
 // settled reports a message's outcome, once: handled (err nil) or failed;
-// ran says whether its handler ran, for took. It ends the process span.
+// ran says whether its handler ran, for took. Its signal ends the process
+// span.
 func (ob *observer) settled(t *inflight, err error, took time.Duration, ran bool) {
 	if err == nil {
 		ob.stats.handled.Add(1)
-		if ob.hooks.Handled != nil {
-			ob.hooks.Handled(t.ctx, t.msg, took)
-		}
 	} else {
 		ob.stats.failed.Add(1)
-		if ob.hooks.Failed != nil {
-			ob.hooks.Failed(t.ctx, t.msg, err)
-		}
 	}
-	if ob.metrics.On {
-		attrs := ob.attrs
-		if err == nil {
-			ob.metrics.Handled.Add(t.ctx, 1, attrs)
-		} else {
-			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: errorType(err)})
-			ob.metrics.Failed.Add(t.ctx, 1, attrs)
-		}
-		if ran {
-			ob.metrics.ProcessDuration.Seconds(t.ctx, took, attrs)
-		}
-	}
-	if t.span.On() {
-		if err != nil {
-			t.span.Fail(errorType(err))
-		}
-		t.span.End(nil)
-	}
+	ob.emit(signal{kind: sigSettled, t: t, err: err, took: took, ran: ran})
 }
 
-// held reports a Hold outcome: no failure. It ends the process span.
+// held reports a Hold outcome: no failure. Its signal ends the process span.
 func (ob *observer) held(t *inflight, d, took time.Duration) {
 	ob.stats.held.Add(1)
-	if ob.metrics.On {
-		ob.settle.Held.Add(t.ctx, 1, ob.attrs)
-		ob.metrics.ProcessDuration.Seconds(t.ctx, took, ob.attrs)
-	}
-	if ob.hooks.Held != nil {
-		ob.hooks.Held(t.ctx, t.msg, d)
-	}
-	t.span.Event("held")
-	t.span.End(nil)
+	ob.emit(signal{kind: sigHeld, t: t, d: d, took: took})
 }
 
 // escalated ends the process span of a message the parking queue has.
 func (ob *observer) escalated(t *inflight) {
-	t.span.Event("parked")
-	t.span.End(nil)
+	ob.emit(signal{kind: sigEscalated, t: t})
 }
 
 // parked reports a parked message deleted from the queue.
 func (ob *observer) parked(t *inflight, reason string) {
 	ob.stats.parked.Add(1)
-	ob.settle.Parked.Add(t.ctx, 1, ob.attrs)
-	if ob.hooks.Parked != nil {
-		ob.hooks.Parked(t.ctx, t.msg, reason)
-	}
+	ob.emit(signal{kind: sigParked, t: t, reason: reason})
 }
 
 func (ob *observer) deleted(t *inflight) {
 	ob.stats.deleted.Add(1)
-	ob.settle.Deleted.Add(t.ctx, 1, ob.attrs)
-	if ob.hooks.Deleted != nil {
-		ob.hooks.Deleted(t.ctx, t.msg)
-	}
+	ob.emit(signal{kind: sigDeleted, t: t})
 }
 
 func (ob *observer) deleteFailed(t *inflight, err error) {
 	ob.stats.deleteFailed.Add(1)
-	ob.settle.DeleteFailed.Add(t.ctx, 1, ob.attrs)
-	if ob.hooks.DeleteFailed != nil {
-		ob.hooks.DeleteFailed(t.ctx, t.msg, err)
-	}
+	ob.emit(signal{kind: sigDeleteFailed, t: t, err: err})
 }
 
 func (ob *observer) released(t *inflight, d time.Duration) {
 	ob.stats.released.Add(1)
-	ob.settle.Released.Add(t.ctx, 1, ob.attrs)
-	if ob.hooks.Released != nil {
-		ob.hooks.Released(t.ctx, t.msg, d)
-	}
+	ob.emit(signal{kind: sigReleased, t: t, d: d})
 }
 
+// extended and leaseLost may be called under run.mu: they only count and
+// queue.
 func (ob *observer) extended(t *inflight, d time.Duration) {
 	ob.stats.extended.Add(1)
-	ob.settle.Extended.Add(t.ctx, 1, ob.attrs)
-	if ob.hooks.Extended != nil {
-		ob.hooks.Extended(t.ctx, t.msg, d)
-	}
+	ob.emit(signal{kind: sigExtended, t: t, d: d})
 }
 
 func (ob *observer) leaseLost(t *inflight, err error) {
 	ob.stats.leaseLost.Add(1)
-	ob.settle.LeaseLost.Add(t.ctx, 1, ob.attrs)
-	t.span.Event("lease lost")
-	if ob.hooks.LeaseLost != nil {
-		ob.hooks.LeaseLost(t.ctx, t.msg, err)
-	}
+	ob.emit(signal{kind: sigLeaseLost, t: t, err: err})
 }
 
 // call is one SQS call in progress: its span and its start, for the
@@ -195,9 +433,12 @@ type call struct {
 func (ob *observer) startCall(ctx context.Context, opType, opName string, n int) (context.Context, call) {
 	c := call{ob: ob, name: opName}
 	if ob.tracer.On() {
-		ctx, c.span = ob.tracer.Start(ctx, tracing.SpanKindClient, opType, opName)
+		ctx, c.span = ob.faults.Start(ob.tracer, ctx, tracing.SpanKindClient, opType, opName)
 		if n > 0 {
-			c.span.Set(telemetry.AttrBatchCount, n)
+			func() {
+				defer ob.faults.Recover(telemetry.KindTracer)
+				c.span.Set(telemetry.AttrBatchCount, n)
+			}()
 		}
 	}
 	if ob.settle.OperationDuration.On() {
@@ -209,11 +450,14 @@ func (ob *observer) startCall(ctx context.Context, opType, opName string, n int)
 // end ends the call: got is the messages a receive returned (−1 for other
 // calls), err the call's error.
 func (c call) end(ctx context.Context, got int, err error) {
+	k := telemetry.KindTracer
+	defer c.ob.faults.RecoverIn(&k)
 	if got >= 0 {
 		c.span.Set(telemetry.AttrBatchCount, got)
 	}
 	c.span.End(err)
-	if h := c.ob.settle.OperationDuration; h.On() {
+	if k = telemetry.KindMeter; c.ob.settle.OperationDuration.On() {
+		h := c.ob.settle.OperationDuration
 		attrs := c.ob.callAttrs[c.name]
 		if err != nil {
 			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
@@ -240,9 +484,17 @@ func (c call) endReceive(ctx context.Context, out *sqs.ReceiveMessageOutput, err
 
 // inFlightGauge reports the messages held, while Run runs.
 func (ob *observer) inFlightGauge() (stop func()) {
-	g := ob.metrics.Meter().Gauge(telemetry.MetricInFlight, "{message}", "Messages held by the consumer: received and not yet deleted or released.", ob.attrs, ob.stats.inFlight.Load)
-	if g == nil {
-		return func() {}
+	stop = func() {}
+	if !ob.metrics.On {
+		return stop
 	}
-	return g.Stop
+	defer ob.faults.Recover(telemetry.KindMeter)
+	g := ob.metrics.Meter().Gauge(telemetry.MetricInFlight, "{message}", "Messages held by the consumer: received and not yet deleted or released.", ob.attrs, ob.stats.inFlight.Load)
+	if telemetry.IsNil(g) {
+		return stop
+	}
+	return func() {
+		defer ob.faults.Recover(telemetry.KindMeter)
+		g.Stop()
+	}
 }

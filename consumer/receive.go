@@ -208,6 +208,10 @@ func (r *run) receiveFailed() {
 // place, its held copy switches to the newest receipt handle; messages
 // beyond the free places (a retried FIFO attempt can return more than was
 // asked) are released at once, untouched, and never counted.
+//
+// With a Propagator or a tracer, each message gets its ctx (their work:
+// user code) before the lock is taken, and one the consumer does not take
+// ends its span unused.
 func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	<-r.visKnown // the first receive can return before the queue's visibility is read
 	if r.visErr != nil {
@@ -218,7 +222,15 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 		return
 	}
 	vis := r.o.VisibilityTimeout
-	var fresh []*inflight
+	var begun []*inflight
+	if r.obs.prop != nil || r.obs.tracer.On() {
+		begun = make([]*inflight, len(sdkMsgs))
+		for i := range sdkMsgs {
+			begun[i] = r.newInflight(&sdkMsgs[i], now)
+			r.obs.begin(r.hctx, begun[i])
+		}
+	}
+	var fresh, unused []*inflight
 	var excess []string
 	r.mu.Lock()
 	r.reserved -= asked
@@ -227,31 +239,39 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	for i := range sdkMsgs {
 		sm := &sdkMsgs[i]
 		id, handle := aws.ToString(sm.MessageId), aws.ToString(sm.ReceiptHandle)
-		if t, held := r.tracked[id]; held {
-			t.handle, t.received, t.visibleUntil = handle, now, now.Add(vis)
+		var t *inflight
+		if begun != nil {
+			t = begun[i]
+		}
+		if held, ok := r.tracked[id]; ok {
+			held.handle, held.received, held.visibleUntil = handle, now, now.Add(vis)
 			r.log.LogAttrs(r.apiCtx, slog.LevelDebug, "consumer: redelivered while held; using the new receipt handle", slog.String("message_id", id))
+			if t != nil {
+				unused = append(unused, t)
+			}
 			continue
 		}
 		if capacity == 0 {
 			excess = append(excess, handle)
+			if t != nil {
+				unused = append(unused, t)
+			}
 			continue
 		}
 		capacity--
-		t := &inflight{handle: handle, received: now, visibleUntil: now.Add(vis)}
-		t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
-		t.msg = &t.message
-		t.id, t.group, t.receives = id, t.message.GroupID(), t.message.ReceiveCount()
-		if r.c.parker != nil {
-			t.original = Message{ID: id, ReceiptHandle: handle, Body: t.message.Body,
-				Attributes: maps.Clone(t.message.Attributes), MessageAttributes: maps.Clone(t.message.MessageAttributes)}
+		if t == nil {
+			t = r.newInflight(sm, now)
+			t.ctx = r.hctx
 		}
-		r.obs.begin(r.hctx, t)
 		r.tracked[id] = t
 		fresh = append(fresh, t)
 	}
 	r.guard.received(idx, fresh)
 	r.syncInFlightLocked()
 	r.mu.Unlock()
+	for _, t := range unused {
+		r.obs.unused(t)
+	}
 	for _, t := range fresh {
 		r.obs.received(t, now)
 	}
@@ -271,6 +291,20 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	if len(excess) > 0 || len(fresh) < asked {
 		r.placeCond.Signal()
 	}
+}
+
+// newInflight makes the consumer's record of a message received at now.
+func (r *run) newInflight(sm *types.Message, now time.Time) *inflight {
+	id, handle := aws.ToString(sm.MessageId), aws.ToString(sm.ReceiptHandle)
+	t := &inflight{handle: handle, received: now, visibleUntil: now.Add(r.o.VisibilityTimeout)}
+	t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
+	t.msg = &t.message
+	t.id, t.group, t.receives = id, t.message.GroupID(), t.message.ReceiveCount()
+	if r.c.parker != nil {
+		t.original = Message{ID: id, ReceiptHandle: handle, Body: t.message.Body,
+			Attributes: maps.Clone(t.message.Attributes), MessageAttributes: maps.Clone(t.message.MessageAttributes)}
+	}
+	return t
 }
 
 // adaptLocked moves the receive target after a receive that asked for asked

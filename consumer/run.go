@@ -59,7 +59,8 @@ type inflight struct {
 	// original is the message as received, what a park sends (the handler
 	// may have written to msg); kept only when there is a parking queue.
 	original     Message
-	parkedReason string // set once parked: its delete reports Parked
+	parkedReason string   // set once parked: its delete reports Parked
+	lease        leaseCtx // its handler's parent ctx, in the same allocation
 }
 
 // run is the state of one Run.
@@ -160,6 +161,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 
 	stopGauge := c.obs.inFlightGauge()
 	defer stopGauge()
+	stopSignals := c.obs.start()
 	for range o.Concurrency {
 		r.workers.Add(1)
 		go r.work()
@@ -198,6 +200,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	}
 
 	<-pollCtx.Done()
+	deadline := time.Now().Add(o.ShutdownTimeout + shutdownGrace)
 	defer func() { <-drained }()
 	// From here Run returns within ShutdownTimeout + shutdownGrace whatever
 	// SQS calls hang: then the calls still on their way are given up (the
@@ -218,6 +221,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	if !giveUp.Stop() {
 		<-gaveUp
 	}
+	stopSignals(deadline) // what the hooks have still to report
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()

@@ -7,12 +7,9 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/aws/smithy-go/tracing"
-
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
-	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // startLocked admits newly received messages to the sequencer and queues
@@ -109,7 +106,10 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 	if len(started) > 0 {
 		parent := r.hctx
 		if r.c.batch == nil {
-			parent = started[0].ctx // the message's: its trace context and process span
+			// the message's: its trace context, process span and lease
+			t := started[0]
+			t.lease = leaseCtx{Context: t.ctx, r: r, t: t}
+			parent = &t.lease
 		}
 		ctx, cancel = context.WithCancelCause(parent)
 		for _, t := range started {
@@ -233,18 +233,12 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	for i, t := range unit {
 		msgs[i] = t.msg
 	}
-	ctx, span := r.obs.tracer.Start(ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)
-	defer span.End(nil) // a runtime.Goexit in the handler ends it too
-	span.Set(telemetry.AttrBatchCount, len(msgs))
-	errs := dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
+	ctx, span := r.obs.startBatch(ctx, len(msgs))
+	var errs []error
+	defer func() { r.obs.endBatch(span, errs) }() // a runtime.Goexit in the handler ends it too
+	errs = dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
 	if r.c.fifo {
 		dispatch.HoldBack(errs, func(i int) string { return unit[i].group }, r.o.StopOnFirstFailure, ErrHeldBack)
-	}
-	for _, err := range errs {
-		if err != nil {
-			span.Fail(errorType(err))
-			break
-		}
 	}
 	return errs
 }

@@ -17,8 +17,13 @@ const scope = "github.com/sqskit/sqskit/fifo"
 
 // observer reports sends: spans, metrics and the log. With no
 // TracerProvider or MeterProvider (the default) it costs a nil check.
+//
+// Tracers, meters, spans and instruments are user code: each call is
+// guarded, so one that panics or returns nil costs its own span or
+// measurement (logged once per kind), never the send.
 type observer struct {
 	log      *slog.Logger
+	faults   *telemetry.Faults
 	tracer   telemetry.Tracer
 	sent     telemetry.Counter
 	skipped  telemetry.Counter
@@ -28,9 +33,11 @@ type observer struct {
 }
 
 func newObserver(o *SenderOptions, queueURL string) observer {
-	m := telemetry.NewMeter(o.MeterProvider, scope)
-	ob := observer{log: o.Logger, tracer: telemetry.NewTracer(o.TracerProvider, scope, queueURL)}
+	f := telemetry.NewFaults(o.Logger)
+	m := f.Meter(o.MeterProvider, scope)
+	ob := observer{log: o.Logger, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL)}
 	if m.On() {
+		defer f.Recover(telemetry.KindMeter) // then the instruments made so far
 		ob.attrs = telemetry.QueueAttrs(queueURL)
 		ob.callAttr = ob.attrs.With(telemetry.KV{Key: telemetry.AttrOperationName, Value: telemetry.OperationSend})
 		ob.sent = m.Counter(telemetry.MetricSent, "{message}", "Messages sent, by error.type when they failed.")
@@ -43,8 +50,9 @@ func newObserver(o *SenderOptions, queueURL string) observer {
 // startSend starts the PRODUCER span of a Send, SendBatch or Batcher.Send
 // of n messages.
 func (ob *observer) startSend(ctx context.Context, n int) (context.Context, telemetry.Span) {
-	ctx, span := ob.tracer.Start(ctx, tracing.SpanKindProducer, telemetry.OperationSend, telemetry.OperationSend)
+	ctx, span := ob.faults.Start(ob.tracer, ctx, tracing.SpanKindProducer, telemetry.OperationSend, telemetry.OperationSend)
 	if n != 1 {
+		defer ob.faults.Recover(telemetry.KindTracer)
 		span.Set(telemetry.AttrBatchCount, n)
 	}
 	return ctx, span
@@ -52,6 +60,8 @@ func (ob *observer) startSend(ctx context.Context, n int) (context.Context, tele
 
 // endSend ends a send's span with its results, and counts them.
 func (ob *observer) endSend(ctx context.Context, span telemetry.Span, results ...Result) {
+	k := telemetry.KindMeter
+	defer ob.faults.RecoverIn(&k)
 	failed := ""
 	for _, r := range results {
 		if r.Err == nil {
@@ -66,7 +76,7 @@ func (ob *observer) endSend(ctx context.Context, span telemetry.Span, results ..
 			ob.sent.Add(ctx, 1, ob.attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: t}))
 		}
 	}
-	if !span.On() {
+	if k = telemetry.KindTracer; !span.On() {
 		return
 	}
 	if len(results) == 1 && results[0].MessageID != "" {
@@ -90,6 +100,7 @@ func (ob *observer) called(ctx context.Context, start time.Time, err error) {
 	if !ob.duration.On() {
 		return
 	}
+	defer ob.faults.Recover(telemetry.KindMeter)
 	attrs := ob.callAttr
 	if err != nil {
 		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: telemetry.ErrorType(err)})
@@ -99,7 +110,10 @@ func (ob *observer) called(ctx context.Context, start time.Time, err error) {
 
 // traceSkipped reports trace context fields left out of message index.
 func (ob *observer) traceSkipped(ctx context.Context, index int, keys []string) {
-	ob.skipped.Add(ctx, int64(len(keys)), ob.attrs)
+	func() {
+		defer ob.faults.Recover(telemetry.KindMeter)
+		ob.skipped.Add(ctx, int64(len(keys)), ob.attrs)
+	}()
 	ob.log.LogAttrs(ctx, slog.LevelDebug, "fifo: trace context left out of a message: no room or not accepted by SQS",
 		slog.Int("index", index), slog.String("keys", strings.Join(keys, ",")))
 }

@@ -110,7 +110,7 @@ func (c *injection) Keys() []string {
 // never changed: p gets a copy when something is added.
 func (s *Sender) inject(ctx context.Context, p *prepared) (skipped []string) {
 	c := &injection{p: p}
-	s.opts.Propagator.Inject(ctx, c)
+	s.obs.faults.Inject(ctx, s.opts.Propagator, c) // a Propagator that panics costs the trace context only
 	if len(c.fields) == 0 {
 		return nil
 	}

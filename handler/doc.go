@@ -60,6 +60,16 @@
 // failed so Lambda keeps it, and parks an escalated one and reports it
 // done; without one, both are failures reported to Lambda.
 //
+// # Typed messages, envelopes, routing, idempotency
+//
+// [Typed] decodes a body with a [Codec] (JSON by default); [Envelopes]
+// unwraps SNS notifications and EventBridge events so fan-out and plain
+// producers share a queue; [NewRouter] sends each type to its own typed
+// handler; [Idempotent] runs a key once over a [Store], its claim following
+// the message's [Lease]. An undecodable body, a malformed envelope or an
+// unknown type is parked at once, one receive, ahead of maxReceiveCount and
+// redrive. examples/orders-service puts them together.
+//
 // # FIFO
 //
 // FIFO is recognised by the .fifo suffix of the event source ARN, never by

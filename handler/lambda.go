@@ -87,9 +87,12 @@ type LambdaOptions struct {
 type Lambda struct {
 	handler Handler
 	batch   BatchHandler
-	opts    LambdaOptions
-	tracer  telemetry.Tracer
-	metrics telemetry.ConsumerMetrics
+	// outcomes is eachMessage or wholeBatch, set by the constructor: a
+	// Lambda links only the path its constructor chose.
+	outcomes func(ctx context.Context, inv *invocation) []error
+	opts     LambdaOptions
+	tracer   telemetry.Tracer
+	metrics  telemetry.ConsumerMetrics
 }
 
 // ErrConfig matches every invalid option with errors.Is.
@@ -108,7 +111,7 @@ func NewLambda(h Handler, optFns ...func(*LambdaOptions)) (*Lambda, error) {
 	if len(l.opts.BatchMiddleware) > 0 {
 		return nil, fmt.Errorf("%w: BatchMiddleware with a Handler: use Middleware", ErrConfig)
 	}
-	l.handler = Chain(h, l.opts.Middleware...)
+	l.handler, l.outcomes = Chain(h, l.opts.Middleware...), l.eachMessage
 	return l, nil
 }
 
@@ -126,7 +129,7 @@ func NewBatchLambda(h BatchHandler, optFns ...func(*LambdaOptions)) (*Lambda, er
 	if len(l.opts.Middleware) > 0 {
 		return nil, fmt.Errorf("%w: Middleware with a BatchHandler: use BatchMiddleware", ErrConfig)
 	}
-	l.batch = ChainBatch(h, l.opts.BatchMiddleware...)
+	l.batch, l.outcomes = ChainBatch(h, l.opts.BatchMiddleware...), l.wholeBatch
 	return l, nil
 }
 
@@ -247,16 +250,19 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 	return resp, nil
 }
 
-// outcomes runs the invocation's messages through the per-message or the
-// batch handler and returns each one's result.
-func (l *Lambda) outcomes(ctx context.Context, inv *invocation) []error {
-	if l.batch == nil {
-		run := &batchRun{
-			inv: inv, handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
-			stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger,
-		}
-		return run.run(ctx)
+// eachMessage runs the invocation's messages through the per-message
+// handler and returns each one's result.
+func (l *Lambda) eachMessage(ctx context.Context, inv *invocation) []error {
+	run := &batchRun{
+		inv: inv, handler: l.handler, concurrency: l.opts.Concurrency, margin: l.opts.DeadlineMargin,
+		stopAll: l.opts.StopOnFirstFailure, logger: l.opts.Logger,
 	}
+	return run.run(ctx)
+}
+
+// wholeBatch runs the invocation's messages through the batch handler and
+// returns each one's result.
+func (l *Lambda) wholeBatch(ctx context.Context, inv *invocation) []error {
 	msgs := inv.msgs
 	if len(msgs) == 0 {
 		return nil

@@ -160,9 +160,22 @@ func logOutcome(ctx context.Context, l *slog.Logger, m *Message, err error, took
 	}
 	attrs = append(attrs, slog.String("receive_count", strconv.Itoa(m.ReceiveCount())), slog.Duration("duration", took))
 	if err != nil {
-		attrs = append(attrs, slog.String("error", err.Error()))
+		attrs = append(attrs, slog.String("error", errorText(err)))
 	}
 	l.LogAttrs(ctx, level, msg, attrs...)
+}
+
+// errorText is err.Error(), or, when that panics (a typed nil *T whose
+// Error dereferences it), a note naming its type: a middleware that reads
+// a handler's error must not fail the whole batch over one message. The
+// runtime then fails that message as the panic it is.
+func errorText(err error) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = fmt.Sprintf("a %T that panics when read", err)
+		}
+	}()
+	return err.Error()
 }
 
 // Metrics records the duration of each call of the handler it wraps, as
@@ -222,6 +235,7 @@ func handlerDuration(mp metrics.MeterProvider) telemetry.Histogram {
 }
 
 func recordCall(ctx context.Context, h telemetry.Histogram, attrs *telemetry.Attrs, took time.Duration, err error) {
+	defer func() { _ = recover() }() // an instrument that panics costs this measurement; so does a typed-nil error
 	if err != nil {
 		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: ErrorType(err)})
 	}

@@ -194,3 +194,24 @@ func TestMetricsMiddleware(t *testing.T) {
 		t.Error("expect Metrics without a provider to leave the handler as it is")
 	}
 }
+
+// A BatchLogging middleware given a typed-nil error fails that message,
+// not the batch.
+func TestBatchLoggingTypedNilError(t *testing.T) {
+	l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+		var broken *nilDerefError
+		return []error{nil, broken}
+	}, func(o *LambdaOptions) {
+		o.BatchMiddleware = []BatchMiddleware{BatchLogging(slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil)))}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := l.Handle(context.Background(), sqsEvent(stdArn, ":done", ":broken"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := failedIDs(resp); got != "id-1" {
+		t.Errorf("expect only id-1 failed, got %q", got)
+	}
+}

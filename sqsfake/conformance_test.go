@@ -16,3 +16,8 @@ func TestConformance(t *testing.T) {
 func TestConformanceHTTP(t *testing.T) {
 	sqstest.Run(t, sqstest.NewFakeHTTPHarness(t))
 }
+
+// Over the query protocol: the SDK client with smithy-go's awsquery.
+func TestConformanceQuery(t *testing.T) {
+	sqstest.Run(t, sqstest.NewFakeQueryHarness(t))
+}

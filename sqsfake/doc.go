@@ -39,8 +39,10 @@
 // builds its typed errors with the legacy codes real SQS gives
 // (*types.QueueDoesNotExist whose ErrorCode() is
 // AWS.SimpleQueueService.NonExistentQueue). Signatures are accepted and not
-// checked; any credentials and region work. The older AWS query protocol
-// (form-encoded Action=…) is not spoken.
+// checked; any credentials and region work. The older query protocol is
+// spoken too: form-encoded Action=… requests (POSTed, or in a GET's URL)
+// answered in XML, errors as <ErrorResponse>, as older SDKs and
+// distribution-packaged AWS CLIs send them.
 //
 // Queue URLs point back at the host each request was sent to
 // (http://127.0.0.1:9324/123456789012/orders over HTTP,
@@ -66,101 +68,18 @@
 //
 // # What it models
 //
-// sqsfake behaves like the service, not like a mock. It passes the whole
-// sqstest conformance suite, in process and over HTTP; the suite also runs
-// against the fauxqs emulator and real SQS. In short:
-//
-//   - standard and FIFO queues (a FIFO queue needs both the .fifo suffix and
-//     FifoQueue=true; FifoQueue on a standard queue, even false, is an unknown
-//     attribute, as on SQS), queue attributes with their defaults, ranges and
-//     combinations, the Approximate* counters, CreateQueue idempotence,
-//     QueueDeletedRecently for 60 s after DeleteQueue, PurgeQueueInProgress
-//     for 60 s after PurgeQueue, paginated ListQueues and
-//     ListDeadLetterSourceQueues;
-//   - tags: TagQueue, UntagQueue, ListQueueTags and tags at creation, with the
-//     quota's key and value rules (no aws: prefix);
-//   - visibility timeouts (queue default, per receive, ChangeMessageVisibility
-//     counted from the call, at most 12 hours after the receive), receipt
-//     handles that change on every receive and are unique for the Server's
-//     life, across queues deleted and created again under one name;
-//   - per-message and per-queue delays (FIFO queues refuse per-message
-//     delays, and a change of a FIFO queue's delay applies to messages
-//     already waiting, as the developer guide says; on standard queues it does
-//     not), retention expiry;
-//   - message attributes round-tripped exactly with SQS's digests
-//     (MD5OfMessageBody, MD5OfMessageAttributes, MD5OfMessageSystemAttributes),
-//     with every limit: 1 MiB per message and per batch, ten attributes,
-//     name and type rules, Numbers of up to 38 digits between 10^-128 and
-//     10^+126, body characters;
-//   - system attributes on request: SenderId, SentTimestamp,
-//     ApproximateReceiveCount, ApproximateFirstReceiveTimestamp,
-//     MessageGroupId, MessageDeduplicationId, SequenceNumber,
-//     DeadLetterQueueSourceArn, AWSTraceHeader;
-//   - redrive: a message received maxReceiveCount times moves to the
-//     dead-letter queue on its next receive attempt, keeping MessageId, body,
-//     attributes and receive count, with DeadLetterQueueSourceArn set; a FIFO
-//     message's deduplication id becomes its MessageId, and a FIFO DLQ
-//     restarts its retention period. RedrivePolicy and RedriveAllowPolicy
-//     are validated, and a dead-letter queue's RedriveAllowPolicy (denyAll,
-//     byQueue) is enforced when a source names it;
-//   - message move tasks (StartMessageMoveTask, ListMessageMoveTasks,
-//     CancelMessageMoveTask): SQS's own redrive out of a dead-letter queue, at
-//     MaxNumberOfMessagesPerSecond on the server's clock, one running task per
-//     source, progress counters, cancel, and without a DestinationArn each
-//     message back to the queue it was dead-lettered from;
-//   - FIFO: order within a group, a group is locked while any of its messages
-//     is in flight, one receive returns several messages of one group,
-//     5-minute deduplication by id or SHA-256 of the body with queue or group
-//     scope (a duplicate send returns the original MessageId and enqueues
-//     nothing), sequence numbers, and ReceiveRequestAttemptId: a retry within
-//     5 minutes returns the same messages and receipt handles and resets their
-//     visibility, until any of them is deleted, changed or received again;
-//   - long polling: a receive with a wait blocks until a message can be
-//     received (sent, delay ended, visibility expired, FIFO group unlocked,
-//     moved in by a move task), the wait ends, or ctx is done;
-//   - the in-flight limit (120,000 by default): standard queues answer
-//     OverLimit, FIFO queues an empty receive.
-//
-// Every operation touches only the messages it acts on: the store indexes
-// messages by state (visible in send order, FIFO groups that can deliver,
-// delayed and in-flight messages by the time they become visible, all by age
-// for retention), so a receive costs the same with 100 or 100,000 messages
-// stored or in flight.
-//
-// # Choices where SQS leaves room
-//
-// Where SQS documents a choice rather than a rule, sqsfake takes the
-// conservative side and tests can rely on it:
-//
-//   - a delete with a stale receipt handle (the message was received again
-//     since) succeeds without deleting on a standard queue and fails as
-//     expired on a FIFO queue; a delete of an expired handle deletes on a
-//     standard queue and fails on a FIFO queue; changing the visibility of a
-//     deleted message or with a stale handle fails with
-//     InvalidParameterValue, and of a message no longer in flight with
-//     MessageNotInflight;
-//   - standard queues deliver in send order and never deliver twice, which
-//     real SQS does not promise: do not rely on it (inject a lost
-//     acknowledgement to test duplicates);
-//   - a move task without MaxNumberOfMessagesPerSecond moves 500 messages a
-//     second, the documented maximum (SQS "optimizes" the rate); moved
-//     messages are new messages (new MessageId, receive count 0, the
-//     destination's own delay; on FIFO, the group kept and the new MessageId
-//     as deduplication id); a task's ApproximateNumberOfMessagesToMove is
-//     every message in the source when it starts, and it completes when it
-//     moved that many or the source is empty; a cancelled task is CANCELLED
-//     at once; a second task on a running source is UnsupportedOperation, a
-//     source that is no dead-letter queue InvalidParameterValue, a missing
-//     one ResourceNotFoundException; a message without
-//     DeadLetterQueueSourceArn fails a task that has no DestinationArn;
-//   - RedriveAllowPolicy is checked when a source sets its RedrivePolicy, not
-//     again when the dead-letter queue's policy later changes; Policy must
-//     be a JSON object and is stored, not enforced;
-//   - AddPermission and RemovePermission answer UnsupportedOperation.
-//
-// Not modeled: permissions and policies (stored, not enforced), KMS, fair
-// queue scheduling, throughput quotas other than the in-flight limit, and the
-// rare duplicate delivery of standard queues.
+// sqsfake behaves like the service, not like a mock: standard and FIFO
+// queues with their attributes, limits and counters; visibility, delays,
+// retention, long polling; message attributes with SQS's digests; redrive,
+// RedriveAllowPolicy and message move tasks; FIFO order, group locks,
+// deduplication and ReceiveRequestAttemptId; tags, permissions, the
+// in-flight limit; explicit zeros as other SDKs send them. Every operation
+// touches only the messages it acts on, so a receive costs the same with
+// 100 or 100,000 messages stored. It passes the whole sqstest suite, in
+// process and over both protocols. The details, and the side it takes
+// where SQS leaves room (stale receipt handles, move-task rates, what is
+// not modeled), are in docs/sqsfake.md:
+// https://github.com/sqskit/sqskit/blob/main/docs/sqsfake.md
 //
 // # Time
 //

@@ -71,13 +71,18 @@ func errMissingParameter(name string) error {
 	return &smithy.GenericAPIError{Code: sqsrule.CodeMissingParameter, Message: fmt.Sprintf("The request must contain the parameter %s.", name), Fault: smithy.FaultClient}
 }
 
-// fromViolation turns a broken rule into the error SQS answers with.
+// fromViolation turns a broken rule into the error SQS answers with, its
+// message worded as SQS words it (the API reference's text for each error
+// shape, "The request must contain the parameter X.", "Invalid value for
+// the parameter X. Reason: …") and never repeating the code, which every
+// SDK prints beside it.
 func fromViolation(err error) error {
 	var v *sqsrule.Violation
 	if !errors.As(err, &v) {
 		return err
 	}
-	msg := aws.String(v.Error())
+	text := violationMessage(v)
+	msg := aws.String(text)
 	switch v.Code {
 	case sqsrule.CodeInvalidMessageContents:
 		return &types.InvalidMessageContents{Message: msg}
@@ -92,7 +97,44 @@ func fromViolation(err error) error {
 	case sqsrule.CodeBatchRequestTooLong:
 		return &types.BatchRequestTooLong{Message: msg}
 	}
-	return &smithy.GenericAPIError{Code: v.Code, Message: v.Error(), Fault: smithy.FaultClient}
+	return &smithy.GenericAPIError{Code: v.Code, Message: text, Fault: smithy.FaultClient}
+}
+
+// allowedCharacters is how SQS's InvalidMessageContents message lists them.
+const allowedCharacters = "#x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF"
+
+func violationMessage(v *sqsrule.Violation) string {
+	reason := upperFirst(v.Reason) + "."
+	switch v.Code {
+	case sqsrule.CodeMissingParameter:
+		return "The request must contain the parameter " + v.Field + "."
+	case sqsrule.CodeInvalidMessageContents:
+		return "Invalid binary character was found in the message body (" + v.Reason + "); the set of allowed characters is " + allowedCharacters + "."
+	case sqsrule.CodeEmptyBatchRequest:
+		return "The batch request doesn't contain any entries."
+	case sqsrule.CodeTooManyEntries:
+		return "The batch request contains more entries than permissible. " + reason
+	case sqsrule.CodeBatchEntryIDsNotDist:
+		return "Two or more batch entries in the request have the same Id. " + reason
+	case sqsrule.CodeInvalidBatchEntryID:
+		return "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long. " + reason
+	case sqsrule.CodeBatchRequestTooLong:
+		return reason
+	}
+	if v.Field == "MessageBody" {
+		return "One or more parameters are invalid. Reason: " + reason
+	}
+	if v.Field != "" {
+		return "Invalid value for the parameter " + v.Field + ". Reason: " + reason
+	}
+	return reason
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 // batchEntryError converts an entry's error into its Failed[] row.

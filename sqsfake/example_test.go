@@ -124,3 +124,28 @@ func ExampleNewHTTPServer() {
 	// Output:
 	// /123456789012/orders order 42
 }
+
+// With Options.Quota, a FIFO queue allows SQS's 300 calls a second per
+// action; the next call in the same second is throttled, and time on the
+// Server's clock refills the quota.
+func ExampleQuota() {
+	ctx := context.Background()
+	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	client := sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock; o.Quota = &sqsfake.Quota{} }).Client()
+	q, _ := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders.fifo"), Attributes: map[string]string{"FifoQueue": "true", "ContentBasedDeduplication": "true"}})
+	send := func(i int) error {
+		_, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(fmt.Sprint(i)), MessageGroupId: aws.String("g")})
+		return err
+	}
+	sent := 0
+	for send(sent) == nil {
+		sent++
+	}
+	var apiErr smithy.APIError
+	fmt.Println(sent, "sent, then", errors.As(send(sent), &apiErr) && apiErr.ErrorCode() == "ThrottlingException")
+	clock.Advance(100 * time.Millisecond)
+	fmt.Println("after 100 ms:", send(sent+1) == nil)
+	// Output:
+	// 300 sent, then true
+	// after 100 ms: true
+}

@@ -226,7 +226,7 @@ func FuzzRedrivePolicy(f *testing.F) {
 var wireOps = []string{"CreateQueue", "GetQueueUrl", "GetQueueAttributes", "SetQueueAttributes", "DeleteQueue", "PurgeQueue", "ListQueues",
 	"ListDeadLetterSourceQueues", "TagQueue", "UntagQueue", "ListQueueTags", "SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage",
 	"DeleteMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch", "StartMessageMoveTask", "ListMessageMoveTasks",
-	"CancelMessageMoveTask", "AddPermission", "LaunchRockets"}
+	"CancelMessageMoveTask", "AddPermission", "RemovePermission", "LaunchRockets"}
 
 // FuzzWireRequest feeds the JSON 1.0 endpoint any body for any operation.
 // It never panics; it answers 200 with a JSON object, or an error the SDKs
@@ -259,7 +259,7 @@ func FuzzWireRequest(f *testing.F) {
 		op := wireOps[int(opIndex)%len(wireOps)]
 		callCtx, cancel := context.WithTimeout(ctx, 5*time.Millisecond) // long polls end soon
 		defer cancel()
-		resp := s.serve(callCtx, "http://127.0.0.1:9324", targetPrefix+op, body)
+		resp := s.serve(callCtx, wireRequest{endpoint: "http://127.0.0.1:9324", target: targetPrefix + op, body: body})
 		if resp.drop != nil {
 			if callCtx.Err() == nil {
 				t.Fatalf("%s %q: connection dropped: %v", op, body, resp.drop)
@@ -279,7 +279,7 @@ func FuzzWireRequest(f *testing.F) {
 				t.Fatalf("%s %q: error answer SDKs cannot read: %d %q %v", op, body, resp.status, resp.body, resp.header)
 			}
 		}
-		if known := op != "AddPermission" && op != "LaunchRockets"; known && len(body) > 0 && !json.Valid(body) {
+		if known := op != "LaunchRockets"; known && len(body) > 0 && !json.Valid(body) {
 			if resp.status != 400 || !strings.Contains(string(resp.body), "SerializationException") || s.Calls().Total() != 0 {
 				t.Fatalf("%s %q: expect a SerializationException and no call, got %d %q, %v", op, body, resp.status, resp.body, s.Calls().Op)
 			}
@@ -294,6 +294,47 @@ func FuzzWireRequest(f *testing.F) {
 			if out.MD5OfMessageBody != hex.EncodeToString(sum[:]) {
 				t.Fatalf("SendMessage %q: MD5 %s is not the body's", body, out.MD5OfMessageBody)
 			}
+		}
+	})
+}
+
+// FuzzQueryRequest feeds the query protocol any form for any operation. It
+// never panics and answers XML: 200 with the operation's response element,
+// or an ErrorResponse with a code.
+func FuzzQueryRequest(f *testing.F) {
+	const url = "QueueUrl=http%3A%2F%2F127.0.0.1%3A9324%2F123456789012%2Forders"
+	for i, form := range []string{
+		url + "&MessageBody=hello&MessageAttribute.1.Name=n&MessageAttribute.1.Value.DataType=Number&MessageAttribute.1.Value.StringValue=1.5",
+		url + "&SendMessageBatchRequestEntry.1.Id=a&SendMessageBatchRequestEntry.1.MessageBody=x&SendMessageBatchRequestEntry.1.DelaySeconds=0",
+		url + "&MaxNumberOfMessages=10&AttributeName.1=All&MessageAttributeName.1=All&VisibilityTimeout=0",
+		"QueueName=q.fifo&Attribute.1.Name=FifoQueue&Attribute.1.Value=true&Tag.1.Key=k&Tag.1.Value=v",
+		url + "&MessageBody=%ED%A0%80", url + "&DelaySeconds=x", "%zz", "", "MessageBody=x",
+	} {
+		f.Add(uint8(i), []byte(form))
+	}
+	f.Fuzz(func(t *testing.T, opIndex uint8, form []byte) {
+		s := New()
+		ctx := context.Background()
+		if _, err := s.createQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("orders")}); err != nil {
+			t.Fatal(err)
+		}
+		op := wireOps[int(opIndex)%len(wireOps)]
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Millisecond) // long polls end soon
+		defer cancel()
+		body := append([]byte("Action="+op+"&"), form...)
+		resp := s.serve(callCtx, wireRequest{endpoint: "http://127.0.0.1:9324", path: "/", contentType: "application/x-www-form-urlencoded", body: body})
+		if resp.drop != nil {
+			if callCtx.Err() == nil {
+				t.Fatalf("%s %q: connection dropped: %v", op, form, resp.drop)
+			}
+			return
+		}
+		doc := string(resp.body)
+		switch {
+		case resp.status == 200 && strings.Contains(doc, "<"+op+"Response "):
+		case resp.status >= 400 && strings.Contains(doc, "<ErrorResponse ") && strings.Contains(doc, "<Code>"):
+		default:
+			t.Fatalf("%s %q: answer clients cannot read: %d %q", op, form, resp.status, doc)
 		}
 	})
 }

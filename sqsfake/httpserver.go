@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 )
 
 // HTTPServer serves a Server's wire protocol on a loopback port, in the
@@ -36,23 +38,70 @@ type HTTPServer struct {
 	active  sync.WaitGroup // requests being served; Add only while !closing
 }
 
+// HTTPOptions bound what an HTTPServer gives its clients, so a client that
+// sends slowly, sends nothing, or opens many requests cannot hold the
+// server's memory or goroutines for long. A request body is limited to
+// 8 MiB by the handler itself (Server.Handler): a larger declared length is
+// refused with HTTP 413 before anything is read, and a body's buffer grows
+// with the bytes that arrive, not with the length a client declares.
+// Zero or a negative value means the default.
+type HTTPOptions struct {
+	// MaxConcurrentRequests is how many requests are served at once, long
+	// polls included. A request beyond it is answered at once with HTTP 503
+	// ServiceUnavailable, which SDKs retry with backoff. Default 1024.
+	MaxConcurrentRequests int
+	// ReadHeaderTimeout is how long a client has to send a request's
+	// headers. Default 10 s.
+	ReadHeaderTimeout time.Duration
+	// ReadTimeout is how long a client has to send a whole request, body
+	// included. A long poll's wait is not part of it. Default 60 s.
+	ReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection waits for its next
+	// request before it is closed. Default 120 s.
+	IdleTimeout time.Duration
+}
+
+func resolveHTTPOptions(optFns []func(*HTTPOptions)) HTTPOptions {
+	var o HTTPOptions
+	for _, fn := range optFns {
+		if fn != nil {
+			fn(&o)
+		}
+	}
+	if o.MaxConcurrentRequests <= 0 {
+		o.MaxConcurrentRequests = 1024
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 60 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 120 * time.Second
+	}
+	return o
+}
+
 // NewHTTPServer starts serving srv on 127.0.0.1 and a free port. Close it
 // when done.
-func NewHTTPServer(srv *Server) (*HTTPServer, error) {
+func NewHTTPServer(srv *Server, optFns ...func(*HTTPOptions)) (*HTTPServer, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	return Serve(l, srv), nil
+	return Serve(l, srv, optFns...), nil
 }
 
 // Serve serves srv on l until Close; it is NewHTTPServer for a listener of
 // the caller's choosing (cmd/sqsfake passes one on -addr).
-func Serve(l net.Listener, srv *Server) *HTTPServer {
+func Serve(l net.Listener, srv *Server, optFns ...func(*HTTPOptions)) *HTTPServer {
+	o := resolveHTTPOptions(optFns)
 	h := &HTTPServer{URL: "http://" + l.Addr().String(), Server: srv, served: make(chan error, 1), drain: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(h.drain)))
 	h.cancel = cancel
 	handler := srv.Handler()
+	slots := make(chan struct{}, o.MaxConcurrentRequests)
 	h.http = &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.mu.Lock()
@@ -63,20 +112,34 @@ func Serve(l net.Listener, srv *Server) *HTTPServer {
 			h.active.Add(1)
 			h.mu.Unlock()
 			defer h.active.Done()
+			select {
+			case slots <- struct{}{}:
+				defer func() { <-slots }()
+			default:
+				srv.writeResponse(w, srv.errorResponse(errBusy, srv.requestID(), r.Header.Get("X-Amz-Target") == ""))
+				return
+			}
 			handler.ServeHTTP(w, r)
 		}),
 		// Long polls end when the server closes, not 20 s later.
-		BaseContext: func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: o.ReadHeaderTimeout,
+		ReadTimeout:       o.ReadTimeout,
+		IdleTimeout:       o.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
 	}
 	go func() { h.served <- h.http.Serve(l) }()
 	return h
 }
 
+// errBusy answers a request beyond HTTPOptions.MaxConcurrentRequests.
+var errBusy error = &smithy.GenericAPIError{Code: "ServiceUnavailable", Message: "The server has too many requests in progress; retry later.", Fault: smithy.FaultServer}
+
 // StartHTTP starts an HTTPServer for srv that closes when tb ends; it fails
 // tb if it cannot listen.
-func StartHTTP(tb testing.TB, srv *Server) *HTTPServer {
+func StartHTTP(tb testing.TB, srv *Server, optFns ...func(*HTTPOptions)) *HTTPServer {
 	tb.Helper()
-	h, err := NewHTTPServer(srv)
+	h, err := NewHTTPServer(srv, optFns...)
 	if err != nil {
 		tb.Fatalf("sqsfake: listen: %v", err)
 	}

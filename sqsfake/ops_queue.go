@@ -40,6 +40,9 @@ func (s *Server) createQueue(ctx context.Context, in *sqs.CreateQueueInput) (*sq
 	if flag, _ := strconv.ParseBool(in.Attributes["FifoQueue"]); flag != fifo {
 		return nil, errInvalidParameter("Invalid value for the parameter QueueName or FifoQueue: a FIFO queue is created with FifoQueue=true and a name ending in .fifo; a standard queue name cannot end in .fifo")
 	}
+	if len(in.Tags) > maxTags {
+		return nil, errTooManyTags(name)
+	}
 	for k, v := range in.Tags {
 		if err := checkTag(k, v); err != nil {
 			return nil, err

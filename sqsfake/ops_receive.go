@@ -13,7 +13,7 @@ import (
 
 // receiveMessage returns up to MaxNumberOfMessages messages. With a wait
 // time (WaitTimeSeconds, or the queue's ReceiveMessageWaitTimeSeconds when
-// zero) it blocks until a message can be received, the wait ends, or ctx is
+// absent) it blocks until a message can be received, the wait ends, or ctx is
 // done; it wakes when a message is sent, a delay ends, a visibility timeout
 // expires or a FIFO group unlocks.
 func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput) (*sqs.ReceiveMessageOutput, error) {
@@ -21,7 +21,7 @@ func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput
 	if err != nil {
 		return nil, err
 	}
-	req, err := newReceiveRequest(in)
+	req, err := newReceiveRequest(in, requestOf(ctx).zeros)
 	if err != nil {
 		return nil, err
 	}
@@ -92,22 +92,23 @@ type receiveRequest struct {
 }
 
 // newReceiveRequest validates a receive. A zero int32 is "not set" for the
-// SDK, so it means the queue's default, as on the wire.
-func newReceiveRequest(in *sqs.ReceiveMessageInput) (receiveRequest, error) {
+// SDK, so it means the queue's default, unless the request sent it as an
+// explicit 0 (zeros), which SQS reads as zero.
+func newReceiveRequest(in *sqs.ReceiveMessageInput, zeros explicitZeros) (receiveRequest, error) {
 	r := receiveRequest{max: 1, visibility: -1, wait: -1}
-	if in.MaxNumberOfMessages != 0 {
+	if in.MaxNumberOfMessages != 0 || zeros.maxMessages {
 		if in.MaxNumberOfMessages < 1 || in.MaxNumberOfMessages > sqsrule.MaxReceiveMessages {
 			return r, errInvalidParameter("Value %d for parameter MaxNumberOfMessages is invalid. Reason: Must be between 1 and 10, if provided.", in.MaxNumberOfMessages)
 		}
 		r.max = int(in.MaxNumberOfMessages)
 	}
-	if in.VisibilityTimeout != 0 {
+	if in.VisibilityTimeout != 0 || zeros.visibility {
 		if in.VisibilityTimeout < 0 || in.VisibilityTimeout > sqsrule.MaxVisibilitySeconds {
 			return r, errInvalidParameter("Value %d for parameter VisibilityTimeout is invalid. Reason: Must be between 0 and 43200, if provided.", in.VisibilityTimeout)
 		}
 		r.visibility = int(in.VisibilityTimeout)
 	}
-	if in.WaitTimeSeconds != 0 {
+	if in.WaitTimeSeconds != 0 || zeros.wait {
 		if in.WaitTimeSeconds < 0 || in.WaitTimeSeconds > sqsrule.MaxWaitSeconds {
 			return r, errInvalidParameter("Value %d for parameter WaitTimeSeconds is invalid. Reason: Must be >= 0 and <= 20, if provided.", in.WaitTimeSeconds)
 		}

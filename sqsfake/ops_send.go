@@ -18,6 +18,7 @@ import (
 type sendRequest struct {
 	body        *string
 	delay       int32
+	delaySet    bool // DelaySeconds was sent, perhaps as an explicit 0
 	attrs       map[string]types.MessageAttributeValue
 	systemAttrs map[string]types.MessageSystemAttributeValue
 	groupID     *string
@@ -45,7 +46,7 @@ func (s *Server) sendMessage(ctx context.Context, in *sqs.SendMessageInput) (*sq
 	q, err := s.lookup(in.QueueUrl)
 	var res sendResult
 	if err == nil {
-		res, err = s.send(q, sendRequest{in.MessageBody, in.DelaySeconds, in.MessageAttributes, in.MessageSystemAttributes, in.MessageGroupId, in.MessageDeduplicationId}, now)
+		res, err = s.send(q, sendRequest{in.MessageBody, in.DelaySeconds, in.DelaySeconds != 0 || requestOf(ctx).zeros.delay, in.MessageAttributes, in.MessageSystemAttributes, in.MessageGroupId, in.MessageDeduplicationId}, now)
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -80,18 +81,31 @@ func (s *Server) sendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchI
 		return nil, fromViolation(&sqsrule.Violation{Code: sqsrule.CodeBatchRequestTooLong, Reason: "batch requests cannot be longer than " + strconv.Itoa(sqsrule.MaxMessageBytes) + " bytes"})
 	}
 	out := &sqs.SendMessageBatchOutput{}
+	zeros := requestOf(ctx).zeros
 	now := s.lock()
 	defer s.mu.Unlock()
 	q, err := s.lookup(in.QueueUrl)
 	if err != nil {
 		return nil, err
 	}
+	if q.fifo {
+		// On a FIFO queue an entry without its group or deduplication id
+		// fails the whole request, as on SQS, not just the entry.
+		for _, e := range in.Entries {
+			if e.MessageGroupId == nil {
+				return nil, errMissingParameter("MessageGroupId")
+			}
+			if e.MessageDeduplicationId == nil && !q.attrs.contentDedup {
+				return nil, errNoDedupID()
+			}
+		}
+	}
 	for i, e := range in.Entries {
 		if f.entryFails(i, ids[i]) {
 			out.Failed = append(out.Failed, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String(f.entryCode()), Message: aws.String("sqsfake: injected entry failure"), SenderFault: f.fault.Entries.SenderFault})
 			continue
 		}
-		res, err := s.send(q, sendRequest{e.MessageBody, e.DelaySeconds, e.MessageAttributes, e.MessageSystemAttributes, e.MessageGroupId, e.MessageDeduplicationId}, now)
+		res, err := s.send(q, sendRequest{e.MessageBody, e.DelaySeconds, e.DelaySeconds != 0 || zeros.entryDelayZero(i), e.MessageAttributes, e.MessageSystemAttributes, e.MessageGroupId, e.MessageDeduplicationId}, now)
 		if err != nil {
 			out.Failed = append(out.Failed, batchEntryError(ids[i], err))
 			continue
@@ -174,7 +188,7 @@ func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error
 			sum := sha256.Sum256([]byte(body))
 			m.dedupID = hex.EncodeToString(sum[:])
 		default:
-			return sendResult{}, errInvalidParameter("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
+			return sendResult{}, errNoDedupID()
 		}
 		key := m.dedupID
 		if q.attrs.dedupScope == "messageGroup" {
@@ -195,7 +209,7 @@ func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error
 		if r.dedupID != nil {
 			return sendResult{}, errInvalidParameter("The request include parameter MessageDeduplicationId that is not valid for this queue type")
 		}
-		if r.delay != 0 {
+		if r.delaySet { // an explicit 0 overrides the queue's delay too
 			delay = time.Duration(r.delay) * time.Second
 		}
 		seq := s.nextSeq()
@@ -205,4 +219,8 @@ func (s *Server) send(q *queue, r sendRequest, now time.Time) (sendResult, error
 	}
 	s.notify()
 	return sendResult{id: m.id, seqNumber: m.seqNumber, md5Body: m.md5Body, md5Attrs: m.md5Attrs, md5System: md5System}, nil
+}
+
+func errNoDedupID() error {
+	return errInvalidParameter("The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly")
 }

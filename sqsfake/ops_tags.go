@@ -16,7 +16,12 @@ import (
 const (
 	maxTagKeyLen   = 128
 	maxTagValueLen = 256
+	maxTags        = 50
 )
+
+func errTooManyTags(queue string) error {
+	return errInvalidParameter("Too many tags added for queue %s.", queue)
+}
 
 func checkTag(key, value string) error {
 	if n := utf8.RuneCountInString(key); n == 0 || n > maxTagKeyLen {
@@ -44,7 +49,7 @@ func (s *Server) tagQueue(ctx context.Context, in *sqs.TagQueueInput) (*sqs.TagQ
 	if err != nil {
 		return nil, err
 	}
-	if in.Tags == nil {
+	if len(in.Tags) == 0 {
 		return nil, errMissingParameter("Tags")
 	}
 	for k, v := range in.Tags {
@@ -58,6 +63,15 @@ func (s *Server) tagQueue(ctx context.Context, in *sqs.TagQueueInput) (*sqs.TagQ
 	if err != nil {
 		return nil, err
 	}
+	n := len(q.tags)
+	for k := range in.Tags {
+		if _, ok := q.tags[k]; !ok {
+			n++
+		}
+	}
+	if n > maxTags {
+		return nil, errTooManyTags(q.name)
+	}
 	maps.Copy(q.tags, in.Tags)
 	return &sqs.TagQueueOutput{}, end(f)
 }
@@ -68,7 +82,7 @@ func (s *Server) untagQueue(ctx context.Context, in *sqs.UntagQueueInput) (*sqs.
 	if err != nil {
 		return nil, err
 	}
-	if in.TagKeys == nil {
+	if len(in.TagKeys) == 0 {
 		return nil, errMissingParameter("TagKeys")
 	}
 	s.lock()

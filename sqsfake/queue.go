@@ -1,8 +1,10 @@
 package sqsfake
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"time"
@@ -31,6 +33,8 @@ type queue struct {
 	attempts   map[string]*attempt // FIFO: ReceiveRequestAttemptId → result
 	attemptOrd []expiring
 	lastPurge  time.Time // zero if never purged
+
+	quota map[bucketKey]*bucket // Options.Quota's buckets; nil until used
 }
 
 // expiring names a map entry and when it expires. Entries are appended in
@@ -113,7 +117,7 @@ type queueAttrs struct {
 	redrive         *redrivePolicy
 	allow           *redriveAllowPolicy
 	contentDedup    bool
-	dedupScope      string // messageQueue or messageGroup
+	dedupScope      string // queue or messageGroup
 	throughputLimit string // perQueue or perMessageGroupId
 	passthrough     map[string]string
 }
@@ -121,7 +125,7 @@ type queueAttrs struct {
 func defaultAttrs(fifo bool) queueAttrs {
 	a := queueAttrs{visibility: 30, retention: 345600, maxSize: sqsrule.MaxMessageBytes, passthrough: map[string]string{}}
 	if fifo {
-		a.dedupScope = "messageQueue"
+		a.dedupScope = "queue"
 		a.throughputLimit = "perQueue"
 	}
 	return a
@@ -162,7 +166,7 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 				return errInvalidAttributeName(name)
 			}
 			if b, perr := strconv.ParseBool(value); perr != nil || !b {
-				return errInvalidAttributeValue("Invalid value for the parameter FifoQueue: %q; a queue whose name ends in .fifo is created with FifoQueue=true", value)
+				return errInvalidAttributeValue("Invalid value for the parameter FifoQueue. Reason: %q; a queue whose name ends in .fifo is created with FifoQueue=true.", value)
 			}
 		case "ContentBasedDeduplication":
 			if !c.fifo {
@@ -173,8 +177,8 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 			if !c.fifo {
 				return errInvalidAttributeName(name)
 			}
-			if value != "messageQueue" && value != "messageGroup" {
-				return errInvalidAttributeValue("Invalid value for the parameter DeduplicationScope: %q (messageQueue or messageGroup)", value)
+			if value != "queue" && value != "messageGroup" {
+				return errInvalidAttributeValue("Invalid value for the parameter DeduplicationScope. Reason: %q is not one of messageGroup or queue.", value)
 			}
 			a.dedupScope = value
 		case "FifoThroughputLimit":
@@ -182,7 +186,7 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 				return errInvalidAttributeName(name)
 			}
 			if value != "perQueue" && value != "perMessageGroupId" {
-				return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit: %q (perQueue or perMessageGroupId)", value)
+				return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit. Reason: %q is not one of perQueue or perMessageGroupId.", value)
 			}
 			a.throughputLimit = value
 		case "Policy":
@@ -199,11 +203,15 @@ func (a *queueAttrs) apply(in map[string]string, c attrContext) error {
 			return err
 		}
 		if isPassthrough(name) {
+			if name == "Policy" && value == "" {
+				delete(a.passthrough, name) // an empty Policy removes it
+				continue
+			}
 			a.passthrough[name] = value
 		}
 	}
 	if c.fifo && a.throughputLimit == "perMessageGroupId" && a.dedupScope != "messageGroup" {
-		return errInvalidAttributeValue("FifoThroughputLimit perMessageGroupId requires DeduplicationScope messageGroup")
+		return errInvalidAttributeValue("Invalid value for the parameter FifoThroughputLimit. Reason: perMessageGroupId requires DeduplicationScope messageGroup.")
 	}
 	return nil
 }
@@ -221,7 +229,7 @@ func isPassthrough(name string) bool {
 func intAttr(name, value string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(value)
 	if err != nil || n < lo || n > hi {
-		return 0, errInvalidAttributeValue("Invalid value for the parameter %s: %q (must be %d to %d)", name, value, lo, hi)
+		return 0, errInvalidAttributeValue("Invalid value for the parameter %s. Reason: %q must be from %d to %d.", name, value, lo, hi)
 	}
 	return n, nil
 }
@@ -233,7 +241,7 @@ func boolAttr(name, value string) (bool, error) {
 	case "false", "False", "FALSE":
 		return false, nil
 	}
-	return false, errInvalidAttributeValue("Invalid value for the parameter %s: %q (true or false)", name, value)
+	return false, errInvalidAttributeValue("Invalid value for the parameter %s. Reason: %q must be true or false.", name, value)
 }
 
 // equalAttrs reports whether creating a queue with in would leave q's
@@ -241,7 +249,15 @@ func boolAttr(name, value string) (bool, error) {
 func (q *queue) equalAttrs(in map[string]string) bool {
 	current := q.settableAttributes()
 	for k, v := range in {
-		if k == "FifoQueue" {
+		switch k {
+		case "FifoQueue":
+			continue
+		case "RedrivePolicy", "RedriveAllowPolicy", "Policy":
+			// JSON documents: the same document in other spacing, member
+			// order or number form (maxReceiveCount "5" or 5) is equal.
+			if !sameJSON(current[k], v) {
+				return false
+			}
 			continue
 		}
 		if current[k] != v {
@@ -249,6 +265,39 @@ func (q *queue) equalAttrs(in map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// sameJSON reports whether two JSON documents hold the same values, numbers
+// compared with numeric strings as SQS reads them; "" equals only "".
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(normalizeJSON(x), normalizeJSON(y))
+}
+
+// normalizeJSON turns numeric strings into numbers, so {"maxReceiveCount":"5"}
+// and {"maxReceiveCount":5} compare equal.
+func normalizeJSON(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = normalizeJSON(e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = normalizeJSON(e)
+		}
+	case string:
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			return f
+		}
+	}
+	return v
 }
 
 func (q *queue) settableAttributes() map[string]string {

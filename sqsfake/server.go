@@ -31,6 +31,11 @@ type Options struct {
 	// InFlightLimit is how many messages a queue holds in flight before
 	// receives fail with OverLimit. Default 120,000, the service quota.
 	InFlightLimit int
+	// Quota, if set, limits each queue's calls per action and second as
+	// SQS's throughput quotas do (see Quota for the model and its
+	// defaults); calls beyond it fail with ThrottlingException. Default
+	// nil: no quota.
+	Quota *Quota
 	// Logger, if set, gets one line per request at Info level: operation,
 	// queue, HTTP status and duration. Bodies and attribute values are never
 	// logged. Default nil: silent.
@@ -77,6 +82,10 @@ func New(optFns ...func(*Options)) *Server {
 	if o.InFlightLimit <= 0 {
 		o.InFlightLimit = 120000
 	}
+	if o.Quota != nil {
+		q := o.Quota.resolved() // a copy: the caller's value stays theirs
+		o.Quota = &q
+	}
 	return &Server{
 		opts:      o,
 		queues:    map[string]*queue{},
@@ -106,6 +115,7 @@ type request struct {
 	queue    string          // the queue it named, for the request log
 	drain    <-chan struct{} // closed when the HTTP server shuts down; nil in process
 	corrupt  bool            // a fault corrupts the answer's message checksums
+	zeros    explicitZeros   // members the request sent as an explicit 0
 }
 
 type requestKey struct{}
@@ -143,11 +153,19 @@ func isQueueArn(arn string) bool {
 }
 
 // lookup finds a queue by URL. Any scheme and host are accepted, as the
-// service accepts any endpoint form; the account and name must match. Callers
-// hold s.mu.
+// service accepts any endpoint form; the account and name must match. A bare
+// queue name is accepted too, as SQS resolves it in the caller's account.
+// Callers hold s.mu.
 func (s *Server) lookup(queueURL *string) (*queue, error) {
 	if queueURL == nil || *queueURL == "" {
 		return nil, errMissingParameter("QueueUrl")
+	}
+	if !strings.Contains(*queueURL, "/") {
+		q, ok := s.queues[*queueURL]
+		if !ok {
+			return nil, errQueueDoesNotExist()
+		}
+		return q, nil
 	}
 	u, err := url.Parse(*queueURL)
 	if err != nil {
@@ -227,6 +245,9 @@ func (s *Server) begin(ctx context.Context, op, queueName string, in any) (*Faul
 	req := requestOf(ctx)
 	req.queue = queueName
 	f := s.record(op, queueName, in)
+	if err := s.throttle(op, queueName, in); err != nil {
+		return nil, err
+	}
 	if f == nil {
 		return nil, nil
 	}

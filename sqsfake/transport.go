@@ -21,7 +21,10 @@ func (t memTransport) Do(req *http.Request) (*http.Response, error) {
 		}
 		_ = req.Body.Close()
 	}
-	resp := t.s.serve(req.Context(), req.URL.Scheme+"://"+req.URL.Host, req.Header.Get("X-Amz-Target"), body)
+	resp := t.s.serve(req.Context(), wireRequest{
+		endpoint: req.URL.Scheme + "://" + req.URL.Host, path: req.URL.Path, target: req.Header.Get("X-Amz-Target"),
+		contentType: req.Header.Get("Content-Type"), rawQuery: req.URL.RawQuery, body: body,
+	})
 	if resp.drop != nil {
 		return nil, resp.drop
 	}

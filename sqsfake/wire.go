@@ -1,6 +1,7 @@
 package sqsfake
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -21,7 +23,8 @@ import (
 
 // The wire protocol is AWS JSON 1.0, what aws-sdk-go-v2 and every current
 // AWS SDK send to SQS: POST with X-Amz-Target: AmazonSQS.<Operation>, a JSON
-// body with the model's member names, and JSON back. Errors carry the
+// body with the model's member names, and JSON back. The older query
+// protocol is served too (wire_query.go). Errors carry the
 // status, __type and x-amzn-query-error header of the service, so each SDK
 // builds its typed errors and legacy codes from them. Signatures are
 // accepted and not checked.
@@ -42,30 +45,60 @@ type wireResponse struct {
 	drop error
 }
 
-// serve answers one request: target is the X-Amz-Target header, endpoint
-// the scheme and host the request was sent to.
-func (s *Server) serve(ctx context.Context, endpoint, target string, body []byte) wireResponse {
+// wireRequest is one request as it arrived, over HTTP or in process.
+type wireRequest struct {
+	endpoint    string // the scheme and host it was sent to
+	path        string // the URL path
+	target      string // the X-Amz-Target header (AWS JSON 1.0)
+	contentType string
+	rawQuery    string // the URL's query string (the query protocol may use it)
+	body        []byte
+}
+
+// isQuery reports whether r speaks the query protocol: no X-Amz-Target,
+// and a form body or a URL query.
+func (r wireRequest) isQuery() bool {
+	return r.target == "" && (strings.HasPrefix(r.contentType, "application/x-www-form-urlencoded") || r.rawQuery != "")
+}
+
+// serve answers one request in the protocol it speaks.
+func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 	start := time.Now()
-	req := &request{endpoint: endpoint}
+	req := &request{endpoint: wr.endpoint}
 	req.drain, _ = ctx.Value(drainKey{}).(<-chan struct{})
 	ctx = context.WithValue(ctx, requestKey{}, req)
 	requestID := s.requestID()
-	op, ok := strings.CutPrefix(target, targetPrefix)
+	query := wr.isQuery()
+	op, body := "", wr.body
 	var resp wireResponse
-	if !ok {
-		resp = s.errorResponse(&smithy.GenericAPIError{Code: "UnknownOperationException", Message: fmt.Sprintf("sqsfake speaks the AWS JSON 1.0 protocol: expected an X-Amz-Target header AmazonSQS.<Operation>, got %q. Clients of the older AWS query protocol (form-encoded Action=…) are not supported; use a current SDK or AWS CLI v2.", target), Fault: smithy.FaultClient}, requestID)
+	var err error
+	if query {
+		op, body, err = queryRequest(wr)
 	} else {
-		out, err := s.dispatch(ctx, op, body)
-		if err != nil {
-			resp = s.errorResponse(err, requestID)
-		} else {
+		var ok bool
+		if op, ok = strings.CutPrefix(wr.target, targetPrefix); !ok {
+			err = &smithy.GenericAPIError{Code: "UnknownOperationException", Message: fmt.Sprintf("Expected an AWS JSON 1.0 request (POST with X-Amz-Target: AmazonSQS.<Operation>) or a query protocol request (form-encoded Action=<Operation>), got X-Amz-Target %q.", wr.target), Fault: smithy.FaultClient}
+		}
+	}
+	if err == nil {
+		body = markInvalidText(body)
+		req.zeros = probeZeros(op, body)
+		var out smithy.Serializable
+		if out, err = s.dispatch(ctx, op, body); err == nil {
 			if req.corrupt {
 				corruptChecksums(out)
 			}
-			w := &jsonWriter{buf: make([]byte, 0, 512)}
-			out.Serialize(w)
-			resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID), body: w.Bytes()}
+			if query {
+				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, true), body: queryResponse(op, requestID, out)}
+			} else {
+				w := &jsonWriter{buf: make([]byte, 0, 512)}
+				out.Serialize(w)
+				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes()}
+			}
 		}
+	}
+	if err != nil {
+		resp = s.errorResponse(err, requestID, query)
 	}
 	if l := s.opts.Logger; l != nil {
 		status := slog.Int("status", resp.status)
@@ -77,12 +110,42 @@ func (s *Server) serve(ctx context.Context, endpoint, target string, body []byte
 	return resp
 }
 
+// queryRequest reads the operation of a query protocol request and turns
+// its parameters into the operation's JSON body.
+func queryRequest(wr wireRequest) (op string, body []byte, err error) {
+	form, ferr := url.ParseQuery(wr.rawQuery)
+	if strings.HasPrefix(wr.contentType, "application/x-www-form-urlencoded") {
+		posted, perr := url.ParseQuery(string(wr.body))
+		for k, v := range posted {
+			form[k] = append(form[k], v...)
+		}
+		if perr != nil {
+			ferr = perr
+		}
+	}
+	if ferr != nil {
+		return "", nil, &smithy.GenericAPIError{Code: "MalformedQueryString", Message: "The query string is malformed: " + ferr.Error(), Fault: smithy.FaultClient}
+	}
+	op = form.Get("Action")
+	if op == "" {
+		return "", nil, &smithy.GenericAPIError{Code: "MissingAction", Message: "The request must contain the parameter Action.", Fault: smithy.FaultClient}
+	}
+	body, ok := queryToJSON(op, form, wr.endpoint, wr.path)
+	if !ok {
+		return op, nil, &smithy.GenericAPIError{Code: "InvalidAction", Message: "The action " + op + " is not valid for this endpoint.", Fault: smithy.FaultClient}
+	}
+	return op, body, nil
+}
+
 func (s *Server) requestID() string {
 	n := s.requestSeq.Add(1)
 	return fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
 }
 
-func responseHeader(requestID string) http.Header {
+func responseHeader(requestID string, query bool) http.Header {
+	if query {
+		return http.Header{"Content-Type": {"text/xml"}, "X-Amzn-Requestid": {requestID}}
+	}
 	return http.Header{"Content-Type": {jsonContentType}, "X-Amzn-Requestid": {requestID}}
 }
 
@@ -131,8 +194,10 @@ func (s *Server) dispatch(ctx context.Context, op string, body []byte) (smithy.S
 		return call(ctx, body, s.listMessageMoveTasks)
 	case "CancelMessageMoveTask":
 		return call(ctx, body, s.cancelMessageMoveTask)
-	case "AddPermission", "RemovePermission":
-		return nil, &smithy.GenericAPIError{Code: "UnsupportedOperation", Message: "sqsfake does not model permissions: set the Policy attribute instead (stored, not enforced).", Fault: smithy.FaultClient}
+	case "AddPermission":
+		return call(ctx, body, s.addPermission)
+	case "RemovePermission":
+		return call(ctx, body, s.removePermission)
 	}
 	return nil, &smithy.GenericAPIError{Code: "UnknownOperationException", Message: "Unknown operation " + op + ".", Fault: smithy.FaultClient}
 }
@@ -157,7 +222,7 @@ func call[In any, Out smithy.Serializable](ctx context.Context, body []byte, fn 
 // errorResponse encodes err as the service would: the status and legacy
 // code of its shape in the SDK's own model (or of its fault for unmodeled
 // errors), a body with __type and message, and x-amzn-query-error.
-func (s *Server) errorResponse(err error, requestID string) wireResponse {
+func (s *Server) errorResponse(err error, requestID string, query bool) wireResponse {
 	var status int
 	var wf *wireFault
 	if errors.As(err, &wf) {
@@ -182,13 +247,16 @@ func (s *Server) errorResponse(err error, requestID string) wireResponse {
 	if d.server {
 		fault = "Receiver"
 	}
+	h := responseHeader(requestID, query)
+	if query {
+		return wireResponse{status: status, header: h, body: queryError(d.code, fault, apiErr.ErrorMessage(), requestID)}
+	}
 	w := &jsonWriter{}
 	w.buf = append(w.buf, `{"__type":`...)
 	w.buf = appendJSONString(w.buf, "com.amazonaws.sqs#"+d.shape)
 	w.buf = append(w.buf, `,"message":`...)
 	w.buf = appendJSONString(w.buf, apiErr.ErrorMessage())
 	w.buf = append(w.buf, '}')
-	h := responseHeader(requestID)
 	h.Set("X-Amzn-Query-Error", d.code+";"+fault)
 	return wireResponse{status: status, header: h, body: w.Bytes()}
 }
@@ -249,20 +317,32 @@ func (s *Server) Handler() http.Handler { return wireHandler{s} }
 type wireHandler struct{ s *Server }
 
 func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost {
-		http.Error(w, "sqsfake speaks the AWS JSON 1.0 protocol: POST with X-Amz-Target: AmazonSQS.<Operation>", http.StatusMethodNotAllowed)
+	if r.Method != http.MethodPost && (r.Method != http.MethodGet || r.URL.RawQuery == "") {
+		http.Error(w, "sqsfake speaks SQS's AWS JSON 1.0 protocol (POST with X-Amz-Target: AmazonSQS.<Operation>) and its query protocol (Action=<Operation>, form-encoded in a POST or in the URL of a GET)", http.StatusMethodNotAllowed)
 		return
 	}
+	query := r.Header.Get("X-Amz-Target") == ""
 	body, err := readBody(w, r)
 	if err != nil {
-		http.Error(w, "cannot read the request body: "+err.Error(), http.StatusRequestEntityTooLarge)
+		status, apiErr := http.StatusBadRequest, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+		if errors.Is(err, errRequestTooLarge) {
+			status, apiErr = http.StatusRequestEntityTooLarge, &smithy.GenericAPIError{Code: "RequestEntityTooLarge", Message: fmt.Sprintf("The request body must be at most %d bytes.", maxRequestBytes), Fault: smithy.FaultClient}
+		}
+		h.s.writeResponse(w, h.s.errorResponse(&wireFault{status: status, err: apiErr}, h.s.requestID(), query))
 		return
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	resp := h.s.serve(r.Context(), scheme+"://"+r.Host, r.Header.Get("X-Amz-Target"), body)
+	h.s.writeResponse(w, h.s.serve(r.Context(), wireRequest{
+		endpoint: scheme + "://" + r.Host, path: r.URL.Path, target: r.Header.Get("X-Amz-Target"),
+		contentType: r.Header.Get("Content-Type"), rawQuery: r.URL.RawQuery, body: body,
+	}))
+}
+
+// writeResponse sends resp, or closes the connection unanswered for a drop.
+func (s *Server) writeResponse(w http.ResponseWriter, resp wireResponse) {
 	if resp.drop != nil {
 		panic(http.ErrAbortHandler) // close the connection unanswered
 	}
@@ -274,19 +354,35 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(resp.body)
 }
 
-// readBody reads a request body of at most maxRequestBytes, in one
-// allocation when the client sent its length.
+// errRequestTooLarge is why a request body is refused unread.
+var errRequestTooLarge = errors.New("request body too large")
+
+// readBody reads a request body of at most maxRequestBytes. A larger
+// declared Content-Length is refused before anything is read, and memory
+// grows with the bytes that arrive, not with what the client declared: a
+// client that declares 8 MiB and sends nothing holds a small buffer.
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	if n := r.ContentLength; n >= 0 && n <= maxRequestBytes {
-		body := make([]byte, n)
-		if _, err := io.ReadFull(rd, body); err != nil {
-			return nil, err
-		}
-		return body, nil
+	if r.ContentLength > maxRequestBytes {
+		return nil, errRequestTooLarge
 	}
-	return io.ReadAll(rd)
+	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 {
+		buf.Grow(int(min(n, initialBodyBuffer)))
+	}
+	if _, err := buf.ReadFrom(rd); err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return nil, errRequestTooLarge
+		}
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
+
+// initialBodyBuffer is the most a request body reserves before its bytes
+// arrive; most SQS requests are smaller.
+const initialBodyBuffer = 64 << 10
 
 // corruptChecksums spoils an answer's body digests, for a CorruptChecksum
 // fault.

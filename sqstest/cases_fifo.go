@@ -278,21 +278,6 @@ func fifoCases() []testCase {
 			}
 			equalSlices(t, "one receive", []string{"a1", "b1", "a2", "c1", "b2"}, bodies(e.receive(t, url)))
 		}},
-		{name: "fifo/batch-entry-without-group-fails-alone", run: func(t *testing.T, e *env) {
-			url := e.fifo(t, nil)
-			es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
-			es[0].MessageGroupId, es[0].MessageDeduplicationId = aws.String("g"), aws.String("d0")
-			es[1].MessageDeduplicationId = aws.String("d1")
-			out, err := e.sendBatch(url, es)
-			if err != nil {
-				t.Fatalf("send batch: %v", err)
-			}
-			equal(t, "successful", 1, len(out.Successful))
-			equal(t, "failed", 1, len(out.Failed))
-			equal(t, "failed id", "e1", aws.ToString(out.Failed[0].Id))
-			equal(t, "sender fault", true, out.Failed[0].SenderFault)
-			equal(t, "code", "MissingParameter", strings.TrimPrefix(aws.ToString(out.Failed[0].Code), "AWS.SimpleQueueService."))
-		}},
 		{name: "fifo/content-dedup-within-one-batch", run: func(t *testing.T, e *env) {
 			url := e.fifo(t, map[string]string{"ContentBasedDeduplication": "true"})
 			es := entries(2, func(int) string { return "same" })
@@ -333,6 +318,35 @@ func fifoCases() []testCase {
 				equal(t, "position "+strconv.Itoa(i), "m"+strconv.Itoa(i), b)
 			}
 			equal(t, "delivered", 10, len(got))
+		}},
+		{name: "fifo/dedup-scope-queue-is-the-default", run: func(t *testing.T, e *env) {
+			equal(t, "default DeduplicationScope", "queue", e.attrs(t, e.fifo(t, nil), "DeduplicationScope")["DeduplicationScope"])
+			a := e.attrs(t, e.fifo(t, map[string]string{"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"}))
+			equal(t, "DeduplicationScope set to queue", "queue", a["DeduplicationScope"])
+		}},
+		{name: "fifo/batch-entry-without-group-fails-the-request", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			out, err := e.sendBatch(url, []types.SendMessageBatchRequestEntry{
+				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("a")},
+				{Id: aws.String("b"), MessageBody: aws.String("b"), MessageDeduplicationId: aws.String("b")},
+			})
+			if err == nil {
+				t.Fatalf("expect the request refused, got Successful %d Failed %d", len(out.Successful), len(out.Failed))
+			}
+			e.wantCode(t, err, "MissingParameter")
+			equal(t, "messages stored", 0, len(e.drainFIFO(t, url)))
+		}},
+		{name: "fifo/batch-entry-without-dedup-id-fails-the-request", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
+			url := e.fifo(t, nil)
+			out, err := e.sendBatch(url, []types.SendMessageBatchRequestEntry{
+				{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("a")},
+				{Id: aws.String("b"), MessageBody: aws.String("b"), MessageGroupId: aws.String("g")},
+			})
+			if err == nil {
+				t.Fatalf("expect the request refused, got Successful %d Failed %d", len(out.Successful), len(out.Failed))
+			}
+			e.wantCode(t, err, "InvalidParameterValue")
+			equal(t, "messages stored", 0, len(e.drainFIFO(t, url)))
 		}},
 	}
 }

@@ -323,5 +323,71 @@ func queueCases() []testCase {
 			}
 			equalSlices(t, "sources", []string{src}, out.QueueUrls)
 		}},
+		{name: "queue/name-accepted-as-queue-url", run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			name := url[strings.LastIndex(url, "/")+1:]
+			if _, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(name), MessageBody: aws.String("by name")}); err != nil {
+				t.Fatalf("send with the queue name %q as QueueUrl: expect SQS to resolve it, got %v", name, err)
+			}
+			equalSlices(t, "received by URL", []string{"by name"}, bodies(e.receive(t, url)))
+		}},
+		{name: "queue/create-idempotent-across-json-spellings", needs: []Capability{JSONAttributes}, run: func(t *testing.T, e *env) {
+			dlq := e.queue(t, nil)
+			arn := e.attrs(t, dlq, "QueueArn")["QueueArn"]
+			name := e.h.QueueName("src")
+			spellings := []string{
+				`{"deadLetterTargetArn":"` + arn + `","maxReceiveCount":5}`,
+				`{"deadLetterTargetArn": "` + arn + `", "maxReceiveCount": "5"}`, // Python's json.dumps, count as a string
+				`{"maxReceiveCount":"5","deadLetterTargetArn":"` + arn + `"}`,
+			}
+			var first string
+			for i, p := range spellings {
+				out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"RedrivePolicy": p}})
+				if err != nil {
+					t.Fatalf("create #%d with RedrivePolicy %s: expect the same queue, got %v", i+1, p, err)
+				}
+				if i == 0 {
+					first = *out.QueueUrl
+					t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl}) })
+				}
+				equal(t, "queue URL", first, *out.QueueUrl)
+			}
+		}},
+		{name: "queue/empty-policy-removes-it", needs: []Capability{JSONAttributes}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			arn := e.attrs(t, url, "QueueArn")["QueueArn"]
+			policy := `{"Version":"2012-10-17","Statement":[{"Sid":"s","Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
+			for _, p := range []string{policy, ""} {
+				if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"Policy": p}}); err != nil {
+					t.Fatalf("set Policy %q: %v", p, err)
+				}
+			}
+			if p, ok := e.attrs(t, url, "Policy")["Policy"]; ok {
+				t.Fatalf("expect no Policy after setting it to \"\", got %q", p)
+			}
+		}},
+		{name: "queue/add-and-remove-permission", needs: []Capability{Permissions}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			add := &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("partner-send"), AWSAccountIds: []string{"111122223333"}, Actions: []string{"SendMessage", "ReceiveMessage"}}
+			if _, err := e.api.AddPermission(e.ctx(), add); err != nil {
+				t.Fatalf("add permission: %v", err)
+			}
+			p := e.attrs(t, url, "Policy")["Policy"]
+			for _, want := range []string{`"partner-send"`, "111122223333", "SendMessage", "ReceiveMessage"} {
+				if !strings.Contains(p, want) {
+					t.Fatalf("expect the policy to hold %s, got %s", want, p)
+				}
+			}
+			_, err := e.api.AddPermission(e.ctx(), add)
+			e.wantCode(t, err, "InvalidParameterValue") // the label exists
+			if _, err := e.api.RemovePermission(e.ctx(), &sqs.RemovePermissionInput{QueueUrl: aws.String(url), Label: aws.String("partner-send")}); err != nil {
+				t.Fatalf("remove permission: %v", err)
+			}
+			if p, ok := e.attrs(t, url, "Policy")["Policy"]; ok && strings.Contains(p, "partner-send") {
+				t.Fatalf("expect the statement gone, got %s", p)
+			}
+			_, err = e.api.RemovePermission(e.ctx(), &sqs.RemovePermissionInput{QueueUrl: aws.String(url), Label: aws.String("partner-send")})
+			e.wantCode(t, err, "InvalidParameterValue") // no such label
+		}},
 	}
 }

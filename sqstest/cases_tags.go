@@ -1,12 +1,15 @@
 package sqstest
 
 import (
+	"errors"
+	"fmt"
 	"maps"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go"
 )
 
 func (e *env) tags(t *testing.T, url string) map[string]string {
@@ -78,5 +81,35 @@ func tagCases() []testCase {
 			_, err := e.api.ListQueueTags(e.ctx(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
 			wantType[types.QueueDoesNotExist](t, err)
 		}},
+		{name: "tags/at-most-50", needs: []Capability{Tags, QueueValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			tags := map[string]string{}
+			for i := range 50 {
+				tags[fmt.Sprintf("k%02d", i)] = "v"
+			}
+			if _, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: tags}); err != nil {
+				t.Fatalf("tag with 50: %v", err)
+			}
+			_, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"one-more": "v"}})
+			e.wantCode(t, err, "InvalidParameterValue")
+			equal(t, "tags kept", 50, len(e.tags(t, url)))
+		}},
+		{name: "tags/empty-tag-and-untag-refused", needs: []Capability{Tags, QueueValidation}, run: func(t *testing.T, e *env) {
+			url := e.queue(t, nil)
+			_, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{}})
+			wantClientError(t, "TagQueue with no tags", err)
+			_, err = e.api.UntagQueue(e.ctx(), &sqs.UntagQueueInput{QueueUrl: aws.String(url), TagKeys: []string{}})
+			wantClientError(t, "UntagQueue with no keys", err)
+		}},
+	}
+}
+
+// wantClientError fails unless err is a service error of the sender's
+// fault: the request was refused, whatever the code.
+func wantClientError(t *testing.T, what string, err error) {
+	t.Helper()
+	var apiErr smithy.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorFault() == smithy.FaultServer {
+		t.Fatalf("%s: expect the request refused, got %v", what, err)
 	}
 }

@@ -42,7 +42,7 @@ func ExampleRemoteHarness() {
 		}
 	}
 	// Output:
-	// 165 cases, from queue/create-and-get-url to sdk/service-errors-carry-status-and-request-id
+	// 183 cases, from queue/create-and-get-url to sdk/service-errors-carry-status-and-request-id
 	// queue tags: checked
 	// message move tasks: skipped (our emulator has no message move tasks)
 	// fake time: skipped (time passes for real on this backend; the case needs minutes or hours of it)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -76,6 +78,17 @@ const (
 	// RetroactiveDelay: a FIFO queue's new DelaySeconds applies to messages
 	// already waiting.
 	RetroactiveDelay Capability = "retroactive FIFO delay"
+	// ExplicitZeros: a member sent as 0 (VisibilityTimeout, WaitTimeSeconds,
+	// DelaySeconds, MaxNumberOfMessages) means zero, not the queue's default.
+	ExplicitZeros Capability = "explicit zeros"
+	// JSONAttributes: queue attributes holding JSON are read as documents:
+	// CreateQueue compares a RedrivePolicy by value, not spelling, and an
+	// empty Policy removes the policy.
+	JSONAttributes Capability = "JSON queue attributes read as documents"
+	// Permissions: AddPermission and RemovePermission edit the queue's Policy.
+	Permissions Capability = "AddPermission and RemovePermission"
+	// UTF8Validation: a request whose text is not valid UTF-8 is refused.
+	UTF8Validation Capability = "UTF-8 validation"
 )
 
 // Harness adapts a backend to the suite.
@@ -120,6 +133,17 @@ func NewFakeHTTPHarness(tb testing.TB) *FakeHarness {
 	h := newFake()
 	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
 	h.client = h.HTTP.SDKClient()
+	return h
+}
+
+// NewFakeQueryHarness is NewFakeHTTPHarness with the SDK client speaking
+// SQS's query protocol (form-encoded requests, XML answers, through
+// smithy-go's awsquery), as older SDKs and distribution-packaged AWS CLIs
+// do.
+func NewFakeQueryHarness(tb testing.TB) *FakeHarness {
+	h := newFake()
+	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
+	h.client = h.HTTP.SDKClient(func(o *sqs.Options) { o.Protocol = awsquery.New(schemas.AmazonSQS) })
 	return h
 }
 

@@ -55,7 +55,7 @@ func Names() []string {
 
 func cases() []testCase {
 	var all []testCase
-	for _, family := range [][]testCase{queueCases(), tagCases(), messageCases(), visibilityCases(), delayCases(), pollCases(), limitCases(), batchCases(), redriveCases(), moveCases(), fifoCases(), sdkCases()} {
+	for _, family := range [][]testCase{queueCases(), tagCases(), messageCases(), visibilityCases(), delayCases(), pollCases(), limitCases(), batchCases(), redriveCases(), moveCases(), fifoCases(), wireCases(), sdkCases()} {
 		all = append(all, family...)
 	}
 	return all

@@ -1,6 +1,8 @@
 // Command sqsfake runs sqskit's in-memory SQS as a standalone emulator that
-// any language, SDK or the AWS CLI can use over HTTP. It speaks SQS's AWS
-// JSON 1.0 protocol, the one every current AWS SDK and AWS CLI v2 use.
+// any language, SDK or the AWS CLI can use over HTTP. It speaks both of SQS's
+// wire protocols: AWS JSON 1.0, which current SDKs and AWS CLIs send, and the
+// query protocol (form-encoded Action=…, XML answers), which older SDKs and
+// distribution-packaged AWS CLI v2 builds (Debian's 2.9) still send.
 //
 //	go run github.com/sqskit/sqskit/cmd/sqsfake -addr 127.0.0.1:9324 \
 //	    -queue orders-dlq -queue orders,dlq=orders-dlq,maxReceiveCount=5
@@ -17,9 +19,7 @@
 //
 // In Go, set BaseEndpoint (sqs.Options) or AWS_ENDPOINT_URL_SQS; in Python,
 // boto3.client("sqs", endpoint_url="http://127.0.0.1:9324"). Queue URLs in
-// answers point back at the address the request was sent to. The older AWS
-// query protocol (form-encoded Action=…, AWS CLI v1 and SDKs from before
-// late 2023) is not spoken.
+// answers point back at the address the request was sent to.
 //
 // Flags:
 //
@@ -30,7 +30,17 @@
 //	                   redrive policy; a name ending in .fifo makes a FIFO queue
 //	-region name       region in queue ARNs (default us-east-1)
 //	-account id        account in queue URLs and ARNs (default 123456789012)
+//	-max-requests n    requests served at once, long polls included (default 1024)
 //	-quiet             no request log
+//
+// Limits, so that a misbehaving client cannot exhaust the process: a
+// request body is at most 8 MiB (a larger declared Content-Length is
+// answered 413 before the body is read, and memory grows with the bytes
+// that arrive, not with the length declared); headers must arrive within
+// 10 s and a whole request within 60 s; an idle keep-alive connection is
+// closed after 120 s; at most -max-requests requests (default 1024, long
+// polls included) are served at once, and one beyond that is answered at
+// once with HTTP 503 ServiceUnavailable, which SDKs retry.
 //
 // Each request is logged on standard error: operation, queue, HTTP status and
 // duration, never a body or attribute value. State lives in memory and ends
@@ -84,6 +94,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	region := fs.String("region", "us-east-1", "region in queue ARNs")
 	account := fs.String("account", "123456789012", "account id in queue URLs and ARNs")
 	quiet := fs.Bool("quiet", false, "no request log")
+	maxRequests := fs.Int("max-requests", 1024, "requests served at once, long polls included; more are answered 503")
 	var queues queueFlags
 	fs.Var(&queues, "queue", "queue to create at start: NAME[,ATTRIBUTE=VALUE...][,dlq=NAME][,maxReceiveCount=N]; repeatable")
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +102,9 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *maxRequests < 1 {
+		return fmt.Errorf("-max-requests %d: must be at least 1", *maxRequests)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	srv := sqsfake.New(func(o *sqsfake.Options) {
@@ -106,7 +120,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	hs := sqsfake.Serve(l, srv)
+	hs := sqsfake.Serve(l, srv, func(o *sqsfake.HTTPOptions) { o.MaxConcurrentRequests = *maxRequests })
 	logger.Info("sqsfake listening", "url", hs.URL, "queues", len(queues))
 	if ready != nil {
 		ready <- hs.URL

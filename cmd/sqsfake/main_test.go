@@ -123,6 +123,7 @@ func TestBadFlags(t *testing.T) {
 		{"-queue", "orders,NoSuchAttribute=1"},
 		{"-queue", "orders,dlq=missing"},
 		{"-addr", "not an address"},
+		{"-max-requests", "0"},
 		{"stray"},
 	} {
 		var log syncBuffer

@@ -23,13 +23,13 @@ func inMemory(t *testing.T) {
 }
 
 // The delays are the default RedeliveryBackoff's, seeded, on the simulated
-// clock; orders 0 to 19 but 13 are worth 10 × (190 − 13).
+// clock, in whole seconds rounded up (3.4 s is 4 s); orders 0 to 19 but 13 are worth 10 × (190 − 13).
 const transcript = `backend: in memory, on simulated time
     0s  sent 20 orders to jobs (dead-letter queue after 3 receives); order 13 is not JSON
     0s  order 13 failed (receive 1); back on the queue in 1s
     1s  order 13 failed (receive 2); back on the queue in 2s
-    3s  order 13 failed (receive 3); back on the queue in 3s
-    6s  SQS moved order 13 to the dead-letter queue
+    3s  order 13 failed (receive 3); back on the queue in 4s
+    7s  SQS moved order 13 to the dead-letter queue
 handled 19 orders worth 1770; 3 failures; in the dead-letter queue: not json
 `
 

@@ -156,7 +156,8 @@ func Gaps() map[sqstest.Capability]string {
 		sqstest.PurgeCooldown:    "fauxqs does not refuse a second purge within 60 s",
 		sqstest.MessageValidation: "fauxqs accepts reserved or malformed attribute names, more than 10 attributes, empty values, " +
 			"data types with an empty suffix, Numbers with 39 digits or outside 10^-128..10^+126, 81-character batch entry ids, " +
-			"group and dedup ids with spaces, and a MessageDeduplicationId on a standard queue",
+			"group and dedup ids with spaces, and a MessageDeduplicationId on a standard queue; it fails only the entry of a FIFO batch " +
+			"that lacks its group or deduplication id, where SQS refuses the whole request",
 		sqstest.QueueValidation: "fauxqs accepts bad queue names (a .fifo name without FifoQueue=true among them), FifoQueue=false and " +
 			"other FIFO attributes on standard queues, perMessageGroupId without messageGroup scope, maxReceiveCount outside 1-1000, " +
 			"a dead-letter queue of the other type, a Policy that is not JSON, KmsDataKeyReusePeriodSeconds outside 60-86400, " +
@@ -171,6 +172,9 @@ func Gaps() map[sqstest.Capability]string {
 		sqstest.DeleteCooldown:          "fauxqs lets a deleted queue's name be reused at once",
 		sqstest.RequestIDs:              "fauxqs sends no x-amzn-RequestId header, so errors carry no request id",
 		sqstest.RetroactiveDelay:        "fauxqs keeps the old delay of messages already waiting when a FIFO queue's DelaySeconds changes",
+		sqstest.Permissions:             "fauxqs answers AddPermission and RemovePermission with InvalidAction",
+		sqstest.JSONAttributes:          "fauxqs compares a RedrivePolicy's text in CreateQueue (other spacing or a quoted maxReceiveCount is QueueNameExists) and keeps an empty Policy",
+		sqstest.UTF8Validation:          "fauxqs accepts a request body that is not valid UTF-8",
 	}
 }
 

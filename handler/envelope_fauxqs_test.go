@@ -1,0 +1,131 @@
+package handler_test
+
+import (
+	"context"
+	"encoding/xml"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/fauxqs"
+)
+
+// snsCall makes one SNS query-protocol call to the emulator (form in, XML
+// out), so the core module needs no SNS client, and returns the text of
+// the answer's element named want ("" for none).
+func snsCall(t *testing.T, endpoint string, form url.Values, want string) string {
+	t.Helper()
+	form.Set("Version", "2010-03-31")
+	resp, err := http.Post(endpoint, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("SNS %s: %s: %s", form.Get("Action"), resp.Status, body)
+	}
+	if want == "" {
+		return ""
+	}
+	d := xml.NewDecoder(strings.NewReader(string(body)))
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			t.Fatalf("SNS %s: no %s in %s", form.Get("Action"), want, body)
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == want {
+			var v string
+			if err := d.DecodeElement(&v, &se); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+	}
+}
+
+// TestSNSFanOutOnTheEmulator publishes orders to an SNS topic on the
+// fauxqs emulator, subscribed by two queues, one with raw message delivery
+// and one without, and handles what each queue receives with one chain
+// (Envelopes, then a Router on the "type" attribute): both decode to the
+// same order, and the wrapped one keeps its topic and subject.
+func TestSNSFanOutOnTheEmulator(t *testing.T) {
+	emu := fauxqs.StartT(t)
+	ctx := context.Background()
+	api := emu.Client()
+	topic := snsCall(t, emu.Endpoint, url.Values{"Action": {"CreateTopic"}, "Name": {"orders"}}, "TopicArn")
+
+	queue := func(name string, raw bool) string {
+		out, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		attrs, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		form := url.Values{"Action": {"Subscribe"}, "TopicArn": {topic}, "Protocol": {"sqs"}, "Endpoint": {attrs.Attributes["QueueArn"]}}
+		if raw {
+			form.Set("Attributes.entry.1.key", "RawMessageDelivery")
+			form.Set("Attributes.entry.1.value", "true")
+		}
+		snsCall(t, emu.Endpoint, form, "SubscriptionArn")
+		return *out.QueueUrl
+	}
+	wrapped, raw := queue("orders-wrapped", false), queue("orders-raw", true)
+
+	snsCall(t, emu.Endpoint, url.Values{
+		"Action": {"Publish"}, "TopicArn": {topic}, "Subject": {"new order"}, "Message": {`{"id":"o-1","total":3}`},
+		"MessageAttributes.entry.1.Name": {"type"}, "MessageAttributes.entry.1.Value.DataType": {"String"}, "MessageAttributes.entry.1.Value.StringValue": {"order.placed"},
+	}, "MessageId")
+
+	type order struct {
+		ID    string `json:"id"`
+		Total int    `json:"total"`
+	}
+	var got []order
+	var envs []*handler.Envelope
+	router, err := handler.NewRouter(handler.TypeAttribute("type"),
+		handler.On("order.placed", func(ctx context.Context, o order, _ *handler.Message) error {
+			got, envs = append(got, o), append(envs, handler.EnvelopeFrom(ctx))
+			return nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := handler.Chain(router, handler.Envelopes())
+
+	for _, q := range []string{wrapped, raw} {
+		out, err := api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(q), MaxNumberOfMessages: 10, WaitTimeSeconds: 1, MessageAttributeNames: []string{"All"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) != 1 {
+			t.Fatalf("%s: expect one message, got %d", q, len(out.Messages))
+		}
+		sm := out.Messages[0]
+		m := &handler.Message{ID: aws.ToString(sm.MessageId), Body: aws.ToString(sm.Body), MessageAttributes: map[string]handler.AttributeValue{}}
+		for k, v := range sm.MessageAttributes {
+			m.MessageAttributes[k] = handler.AttributeValue{DataType: aws.ToString(v.DataType), StringValue: aws.ToString(v.StringValue), BinaryValue: v.BinaryValue}
+		}
+		if err := h(ctx, m); err != nil {
+			t.Fatalf("%s: expect the order handled, got %v (body %s)", q, err, aws.ToString(sm.Body))
+		}
+	}
+	if len(got) != 2 || got[0] != (order{"o-1", 3}) || got[1] != got[0] {
+		t.Fatalf("expect the same order from both queues, got %+v", got)
+	}
+	if e := envs[0]; e == nil || e.Kind != handler.EnvelopeSNS || e.TopicARN != topic || e.Subject != "new order" || e.ID == "" {
+		t.Errorf("expect the wrapped delivery's SNS envelope, got %+v", e)
+	}
+	if envs[1] != nil {
+		t.Errorf("expect the raw delivery to have no envelope, got %+v", envs[1])
+	}
+}

@@ -1,0 +1,79 @@
+package sqsfake
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// halfSent is a body whose client sent a few bytes of what it declared,
+// then went away.
+type halfSent struct{ sent bool }
+
+func (b *halfSent) Read(p []byte) (int, error) {
+	if b.sent {
+		return 0, io.ErrUnexpectedEOF
+	}
+	b.sent = true
+	return copy(p, `{"QueueUrl":`), nil
+}
+
+// A declared Content-Length reserves no memory: 32 requests that each
+// declare the 8 MiB limit and send a dozen bytes allocate far less than one
+// such reservation (256 MiB when each reserved its declared length).
+func TestReadBodyReservesOnlyWhatArrives(t *testing.T) {
+	const n = 32
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		r := httptest.NewRequest(http.MethodPost, "/", &halfSent{})
+		r.ContentLength = maxRequestBytes
+		if _, err := readBody(httptest.NewRecorder(), r); err == nil {
+			t.Fatal("expect an error for a body cut short")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 16<<20 {
+		t.Fatalf("expect under 16 MiB allocated for %d half-sent requests, got %d MiB", n, got>>20)
+	}
+}
+
+func TestReadBodyRefusesOversize(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		declared int64
+		body     string
+	}{
+		{"declared", maxRequestBytes + 1, ""},
+		{"undeclared", -1, strings.Repeat("x", maxRequestBytes+1)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tc.body))
+			r.ContentLength = tc.declared
+			if _, err := readBody(httptest.NewRecorder(), r); !errors.Is(err, errRequestTooLarge) {
+				t.Fatalf("expect errRequestTooLarge, got %v", err)
+			}
+		})
+	}
+}
+
+func TestMarkInvalidText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":"plain"}`, `{"a":"plain"}`},
+		{`{"a":"\u00e9\ud83d\ude00"}`, `{"a":"\u00e9\ud83d\ude00"}`}, // a pair is one character
+		{`{"a":"x\ud800y"}`, `{"a":"x\uffffy"}`},                     // a high half alone
+		{`{"a":"x\udc00"}`, `{"a":"x\uffff"}`},                       // a low half alone
+		{`{"a":"\ud800\ud800\udc00"}`, `{"a":"\uffff\ud800\udc00"}`},
+		{`{"a":"\\ud800"}`, `{"a":"\\ud800"}`}, // an escaped backslash, then text
+		{"{\"a\":\"x\xffy\"}", `{"a":"x\uffffy"}`},
+		{`{"a":"\u12"}`, `{"a":"\u12"}`}, // not an escape: the decoder refuses it
+	} {
+		if got := string(markInvalidText([]byte(tc.in))); got != tc.want {
+			t.Errorf("%s: expect %s, got %s", tc.in, tc.want, got)
+		}
+	}
+}
