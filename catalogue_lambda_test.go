@@ -100,7 +100,7 @@ func lambdaRows() []row {
 			if err != nil {
 				return err
 			}
-			_, err = r.HandleLambda(context.Background(), events.SQSEvent{Records: []events.SQSMessage{{MessageId: "a", Body: "x"}, {Body: "y"}}})
+			_, err = r.HandleLambda(context.Background(), handler.Event{Records: []events.SQSMessage{{MessageId: "a", Body: "x"}, {Body: "y"}}})
 			return is(err, replay.ErrMalformedEvent)
 		}},
 		row{cat: catLambda, name: "replay.HandleLambda: no records", run: func(t *testing.T, w *catWorld) error {
@@ -108,7 +108,7 @@ func lambdaRows() []row {
 			if err != nil {
 				return err
 			}
-			resp, err := r.HandleLambda(context.Background(), events.SQSEvent{})
+			resp, err := r.HandleLambda(context.Background(), handler.Event{})
 			if err != nil || len(resp.BatchItemFailures) != 0 {
 				return fmt.Errorf("expect success, got %v, %v", resp, err)
 			}

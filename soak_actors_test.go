@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -410,7 +411,7 @@ func (q *soakQueue) lambdaLoop(stop <-chan struct{}) {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), q.w.timing.lambdaTimeout)
-		resp, err := r.HandleLambda(ctx, lambdaEvent(out.Messages, q.dlq))
+		resp, err := r.HandleLambda(ctx, handler.Event(lambdaEvent(out.Messages, q.dlq)))
 		cancel()
 		q.w.lambdaRuns.Add(1)
 		if err != nil {

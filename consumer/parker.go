@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/metrics"
+	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
@@ -45,6 +47,11 @@ type ParkerOptions struct {
 	// Logger receives parkings and their fallbacks, never bodies or
 	// attribute values. Default silent.
 	Logger *slog.Logger
+	// TracerProvider and MeterProvider, when set, record the parking
+	// queue's sends ("send <queue>" spans, messaging.client.sent.messages),
+	// as fifo.SenderOptions does. Default none.
+	TracerProvider tracing.TracerProvider
+	MeterProvider  metrics.MeterProvider
 }
 
 // maxParkDetail bounds the error text a parked message carries: enough for
@@ -103,7 +110,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 	sender, err := fifo.NewSender(batchOnly{client}, parkingQueueURL, func(so *fifo.SenderOptions) {
 		so.Dedup = fifo.ProvidedDedup() // every parked message carries its own id
 		so.MaxMessageBytes = o.MaxMessageBytes
-		so.Logger = o.Logger
+		so.Logger, so.TracerProvider, so.MeterProvider = o.Logger, o.TracerProvider, o.MeterProvider
 	})
 	if err != nil {
 		return nil, configError("parking queue: %v", err)

@@ -81,142 +81,64 @@
 //     therefore comes the delay after the previous one, or at once if the
 //     message's life on the main queue already took longer.
 //
-// A worked example with the default policy, a standard main queue with a
-// 30 s visibility timeout and maxReceiveCount 2, and a message that always
-// fails: it is sent at 0:00 and fails at 0:00 and 0:30; at 1:00 SQS moves
-// it to the DLQ and the replayer draws 45 s (30 s to 1 min) and sends it
-// with DelaySeconds 45. It reappears at 1:45, fails at 1:45 and 2:15,
-// reaches the DLQ at 2:45, and is replayed with 1 min 30 s (1 to 2 min):
-// back at 4:15. Its third life ends at 5:15; the third replay waits 3 min
-// (2 to 4 min) and it is back at 8:15; at 9:15 it reaches the DLQ a fourth
-// time and goes to the operator queue as AttemptsExhausted. Watching the
-// main queue one sees it 45 s, 1 min 30 s and 3 min after each failure.
-//
 // The jittered delay is reproducible: the strategy draws from a source
 // seeded by the DLQ MessageId and the attempt (decorators such as
 // backoff.Capped and backoff.MaxAttempts pass the source through), so every
 // receive of a held message finds the same due time. The DLQ's retention
 // must outlast the longest delay, and the DLQ must not have a redrive
 // policy of its own: holds count as receives, so SQS would move a held
-// message on to the DLQ's own dead-letter queue at its next receive, out
-// of the replayer's reach. Nothing checks either for you (the Replayer's
-// API has no GetQueueAttributes): check them when you create the queues.
+// message on to the DLQ's own dead-letter queue, out of the replayer's
+// reach. Check both when you create the queues.
+//
+// # One engine
+//
+// A Replayer is its Policy run as a batch handler: Run and Drain run it on
+// package consumer's engine (consumer.NewBatch), HandleLambda on
+// handler.NewBatchLambda, and replays go out through one fifo.Sender per
+// target. Receives, the heartbeat, holds, deletes, the rate limit, drain,
+// shutdown, spans and metrics are the consumer's, with its rules and
+// defaults; a message's outcome is one any handler can return: sent (nil,
+// deleted), handler.Hold (kept in the DLQ until due; also waiting,
+// skipped, seen-before and dry-run messages, for VisibilityTimeout),
+// handler.Escalate (parked on the operator queue by a consumer.Parker in
+// the replayer's metadata format, then deleted), or an error (left for the
+// visibility timeout).
 //
 // # Delivery semantics
 //
 // Send first, delete after: a message leaves the DLQ only once its target
-// (or the operator queue) accepted it, and only the entries SQS accepted are
-// deleted; failures stay in the DLQ for the next pass. An entry a batch
-// answer lists in neither Successful nor Failed is unconfirmed, as if lost
-// in transit: a send, a delete or a hold is tried again, never taken as
-// done. Sends go in batches
-// of at most ten entries and 1 MiB; deletes and holds that fail in a
-// retryable way are retried (five tries). A crash or a delete that fails
-// for good between the two leaves a copy in the DLQ that is sent again: on
-// FIFO targets the deduplication id is fixed by the DLQ MessageId and the
-// attempt, so within SQS's 5-minute window no second copy is enqueued; on
-// standard targets that is a duplicate (at least once, never lost).
-// Escalation is an explicit send to the operator queue, never a second
-// redrive.
-//
-// A message SQS will not accept as it is reaches the operator queue in a
-// form it accepts: a replay SQS refuses becomes an escalation (Unsendable,
-// or TooLarge), and an escalation SQS refuses is sent again with its
-// attributes moved into the metadata, then with them left out (the detail
-// names them), then as the body alone. One that fits in no form is
-// rejected: logged as an error, reported to Hooks.Rejected and in
-// Report.Rejected, and held in the DLQ for MaxBackoff, never retried
-// silently.
-//
-// Every hold asks for at most 12 h from the message's receive, as SQS
-// refuses more: in Run and Drain from when the receive was sent; under
-// Lambda, where the event source mapping received the batch before the
-// invocation (a batching window of up to 5 min), from 15 minutes before
-// the invocation. A hold is reported (Held, with its end) only once SQS
-// took it.
+// or the operator queue accepted it (an entry an answer leaves out is
+// unconfirmed, never taken as done). A crash or a failed delete between
+// the two leaves a copy in the DLQ that is sent again: on FIFO targets the
+// deduplication id, fixed by the DLQ MessageId and the attempt, makes that a
+// no-op within SQS's 5-minute window; on standard targets it is a
+// duplicate, never a loss. A replay SQS refuses becomes an escalation
+// (Unsendable, TooLarge); an escalation SQS refuses is sent again with its
+// attributes moved into the metadata, then left out, then as the body
+// alone. One that fits in no form is rejected (Hooks.Rejected,
+// Report.Rejected, ErrRejected) and stays in the DLQ for a human.
 //
 // # FIFO order
 //
-// A FIFO group's later messages never pass an earlier one that is still in
-// the DLQ: within a batch a group's messages are sent one call after the
-// other, and one that does not move (held, failed, skipped by the Filter,
-// seen before in this Drain, rejected) keeps the rest of its group behind
-// it, in the DLQ. A group is never in two batches under way: SQS keeps a
-// FIFO DLQ's group in one receive until its messages are deleted or visible
-// again, and the Replayer claims each group for one batch besides. On a
-// standard DLQ nothing is ordered.
-//
-// # Throughput and concurrency
-//
-// Run and Drain keep up to Options.Concurrency batches in flight (default
-// 16): each receives up to ten messages, sends them, and deletes or holds
-// them, while the others do the same. At 10 ms a call that moves several
-// thousand messages a second at 0.3 calls per message (see BENCHMARKS.md),
-// beside about 300 for one batch at a time and SQS's own move task's 500.
-// RateLimit caps messages per second taken from the DLQ across all batches,
-// counted on receives, in bursts of at most one receive (ten, or the rate
-// rounded down when it is below ten), or a tenth of a second's worth when
-// that is more, so that at a high rate enough receives run at once to keep
-// up. A receive starts only when the rate allows what it may bring, so a
-// message waits before it is received, never after: its pass starts at
-// once, within its visibility timeout. A Replayer is safe for concurrent
-// use; Filter and Hooks are called from several goroutines at once.
-//
-// # Modes and options
-//
-// Run is a long-running worker; Drain is one pass over what is there now,
-// for a CLI or cron; HandleLambda serves a Lambda whose event source is the
-// DLQ, reporting held, waiting, skipped, failed and rejected messages as
-// batch item failures. DryRun reports decisions and moves nothing; Filter
-// picks the messages to move. Hooks and a slog.Logger report replays,
-// holds, escalations (with reason), failures and rejections, never bodies or
-// attribute values.
-//
-// # Telemetry and trace context
-//
-// A replayed or escalated message keeps its trace context as it came: its
-// AWSTraceHeader system attribute, and trace attributes (traceparent,
-// tracestate, baggage), which are the last to be moved aside when a message
-// has no room, so a consumer sees its trace without calling Restore.
-//
-// Spans and metrics go through smithy-go's interfaces (plug OpenTelemetry
-// in with smithy-go's adapters; examples/otel). Both are off by default,
-// and then cost a nil check. With Options.TracerProvider: "receive <dlq>"
-// (CLIENT) per receive; "process <dlq>" (CONSUMER) per message, carrying
-// its decision (sqskit.replay.outcome: replayed, escalated, held, waiting,
-// skipped, failed, rejected, or dry_run_<action>; sqskit.replay.reason;
-// sqskit.replay.attempt) and the conventions' attributes
-// (messaging.system aws_sqs, messaging.destination.name,
-// messaging.message.id); "send <queue>" (PRODUCER) per send call, under
-// its first message's decision span, smithy-go's interface having no
-// links; "delete <dlq>" and "change_visibility <dlq>" (CLIENT, type
-// settle) per settle call. With Options.Propagator, a message's decision
-// span is its producer's child, so a replay shows in the trace of the
-// message's first send, beside each time it was handled. With
-// Options.MeterProvider: messaging.client.consumed.messages (from the
-// DLQ), sqskit.replay.decisions (by sqskit.replay.outcome and
-// sqskit.replay.reason), messaging.client.sent.messages (by destination
-// and error.type) and messaging.client.operation.duration. Hooks get each
-// message's ctx, which carries its decision span.
+// A FIFO group's later messages never pass an earlier one still in the
+// DLQ: on a FIFO target a batch sends a group's messages one call after the
+// other, and one that is not replayed (held, escalated, failed, skipped,
+// seen before) keeps the rest of its group behind it. SQS keeps a FIFO
+// DLQ's group in one batch at a time; from a standard DLQ the replayer
+// claims each group for one batch besides.
 //
 // # Errors
 //
 // Invalid options or policy make New return an error matching ErrConfig,
-// before any call to SQS: among them every setting that would loop (the
+// before any call to SQS, among them every setting that would loop (the
 // operator queue or a target being the DLQ, the operator queue being a
-// target, the counter attribute being sqskit-replay, a NaN or infinite
-// RateLimit, an invalid ReceiveBackoff). Run returns when its ctx is done
-// (nil) or when a call fails for good (a queue does not exist, access to a
-// receive, a send, a delete or a hold is denied), once the batches under
-// way are done: a replayer that cannot delete from the DLQ would send each
-// message again at every visibility timeout. Other receive errors wait
-// ReceiveBackoff, never less than 100 ms, with one receive probing for the
-// others. Drain returns its Report with the error that stopped it.
-// HandleLambda reports the messages of a call that failed for good as
-// failures, one by one (failing the invocation would make Lambda send the
-// moved ones again); it returns an error matching ErrMalformedEvent for a
-// record without a messageId; a rejected message's error matches
-// ErrRejected.
+// target, the counter attribute being sqskit-replay) and the consumer's
+// own rules. Run returns when its ctx is done (nil) or when a call fails for
+// good (a queue does not exist, access is denied): a replayer that cannot
+// delete from the DLQ would send each message again at every visibility
+// timeout. Drain returns its Report with the error that stopped it.
+// HandleLambda returns an error matching ErrMalformedEvent for a record
+// without a messageId.
 //
 // # Testing
 //

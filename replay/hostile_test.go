@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -147,7 +148,7 @@ func TestLambdaEventOfTwentyFiveRecords(t *testing.T) {
 			}
 			msgs = append(msgs, got...)
 		}
-		resp, err := w.replayer(t).HandleLambda(context.Background(), lambdaEvent(msgs))
+		resp, err := w.replayer(t).HandleLambda(context.Background(), handler.Event(lambdaEvent(msgs)))
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("expect all 25 moved, got %d failures, %v", len(resp.BatchItemFailures), err)
 		}
@@ -190,7 +191,7 @@ func TestUnsendableAttributesReachTheOperator(t *testing.T) {
 		msgs := w.receiveAll(t, w.dlq)
 		event := lambdaEvent(msgs)
 		event.Records[0].MessageAttributes["empty"] = events.SQSMessageAttribute{DataType: "String"}
-		resp, err := w.replayer(t).HandleLambda(context.Background(), event)
+		resp, err := w.replayer(t).HandleLambda(context.Background(), handler.Event(event))
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("expect the record moved, got %v, %v", resp.BatchItemFailures, err)
 		}
@@ -605,7 +606,7 @@ func TestRejectedMessageIsReportedAndHeld(t *testing.T) {
 				rejected = append(rejected, err)
 			}
 		})
-		resp, err := r.HandleLambda(context.Background(), event)
+		resp, err := r.HandleLambda(context.Background(), handler.Event(event))
 		if err != nil || len(resp.BatchItemFailures) != 1 {
 			t.Fatalf("expect the record reported failed, got %v, %v", resp, err)
 		}
@@ -649,7 +650,7 @@ func TestHoldWithinTwelveHoursOfTheReceive(t *testing.T) {
 					rejected = append(rejected, err)
 				}
 			})
-			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+			if _, err := r.HandleLambda(context.Background(), handler.Event(event)); err != nil {
 				t.Fatal(err)
 			}
 			if len(rejected) != 1 || strings.Contains(rejected[0].Error(), "hold") {
@@ -674,7 +675,7 @@ func TestHoldWithinTwelveHoursOfTheReceive(t *testing.T) {
 					rejected = append(rejected, err)
 				}
 			})
-			if _, err := r.HandleLambda(context.Background(), event); err != nil {
+			if _, err := r.HandleLambda(context.Background(), handler.Event(event)); err != nil {
 				t.Fatal(err)
 			}
 			if len(rejected) != 1 || !errors.Is(rejected[0], replay.ErrRejected) || !strings.Contains(rejected[0].Error(), "hold in the DLQ failed") {

@@ -7,8 +7,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 )
 
 // ErrMalformedEvent matches the error HandleLambda returns for an event
@@ -16,64 +17,110 @@ import (
 // be reported on its own): the whole batch fails and Lambda retries it.
 var ErrMalformedEvent = errors.New("replay: malformed SQS event")
 
+// lambdaReceiveAllowance is how long before an invocation its event source
+// mapping may have received the batch: a batching window of up to 5 min,
+// and the invocation's own start. Holds in Lambda count their 12 h from
+// that far back.
+const lambdaReceiveAllowance = 15 * time.Minute
+
 // HandleLambda handles a Lambda invocation whose event source is the DLQ
-// (with ReportBatchItemFailures). The whole event is one pass, however many
-// records it holds: sends go ten and 1 MiB at most per call, several at
-// once. Replayed and escalated messages are reported as successes, and
-// Lambda deletes them; held, waiting, skipped, failed and rejected ones are
-// reported as failures, so they stay in the DLQ (a held message is
-// invisible until due; its 12 h count from 15 minutes before the
-// invocation, the event source mapping's receive). Duplicate records are
-// handled once. The DLQ must not have a redrive policy of its own:
-// escalation is explicit.
-func (r *Replayer) HandleLambda(ctx context.Context, event events.SQSEvent) (events.SQSEventResponse, error) {
-	invoked := time.Now()
-	msgs := make([]types.Message, 0, len(event.Records))
-	seen := make(map[string]bool, len(event.Records))
-	for i, rec := range event.Records {
-		if rec.MessageId == "" {
-			return events.SQSEventResponse{}, fmt.Errorf("%w: record %d has no messageId", ErrMalformedEvent, i)
+// (with ReportBatchItemFailures), or an EventBridge Pipes target reading it
+// (the bare array of records): an events.SQSEvent converts with
+// handler.Event(e). It runs the policy on handler.NewBatchLambda, with a
+// consumer.Parker over the replayer's client: replayed and escalated
+// messages are reported as successes, and Lambda deletes them; held ones
+// are held through the Parker (their 12 h count from 15 minutes before the
+// invocation, the event source mapping's receive) and reported as
+// failures, as are waiting, skipped, failed and rejected ones, so they stay
+// in the DLQ. Duplicate records are handled once. RateLimit does not apply:
+// the event source mapping paces Lambda. The DLQ must not have a redrive
+// policy of its own: escalation is explicit.
+func (r *Replayer) HandleLambda(ctx context.Context, event handler.Event) (events.SQSEventResponse, error) {
+	s := r.newSession(nil)
+	s.receivedAt = time.Now().Add(-lambdaReceiveAllowance)
+	parker, err := consumer.NewParker(r.client, r.dlq, r.operator, func(o *consumer.ParkerOptions) {
+		o.CounterAttribute, o.MaxMessageBytes, o.Logger = r.policy.CounterAttribute, r.policy.MaxMessageBytes, r.opts.Logger
+		o.TracerProvider, o.MeterProvider = r.opts.TracerProvider, r.opts.MeterProvider
+	})
+	if err != nil {
+		return events.SQSEventResponse{}, fmt.Errorf("replay: %w", err)
+	}
+	l, err := handler.NewBatchLambda(s.handle, func(o *handler.LambdaOptions) {
+		o.Parker = lambdaParker{s: s, p: parker}
+		o.TracerProvider, o.MeterProvider, o.Logger = r.opts.TracerProvider, r.opts.MeterProvider, r.opts.Logger
+		if r.opts.Propagator != nil {
+			o.Propagator = r.opts.Propagator
 		}
-		if seen[rec.MessageId] {
-			continue
-		}
-		seen[rec.MessageId] = true
-		msgs = append(msgs, fromRecord(rec))
+		o.Hooks = handler.Hooks{Received: s.received, Handled: s.handled, Failed: s.lambdaFailed}
+	})
+	if err != nil {
+		return events.SQSEventResponse{}, fmt.Errorf("replay: %w", err)
 	}
-	var resp events.SQSEventResponse
-	if len(msgs) == 0 {
-		return resp, nil
+	resp, err := l.Handle(ctx, event)
+	var malformed *handler.MalformedEventError
+	if errors.As(err, &malformed) {
+		return resp, fmt.Errorf("%w: %w", ErrMalformedEvent, err)
 	}
-	r.obs.consumed.Add(ctx, int64(len(msgs)), r.obs.attrs)
-	var items []*item
-	if r.rate.admit(ctx, len(msgs)) {
-		r.rate.took(len(msgs), len(msgs))
-		// A call that failed for good fails its messages, reported one by
-		// one: failing the invocation would make Lambda send the moved
-		// ones again.
-		items, _, _ = r.process(ctx, msgs, invoked.Add(-lambdaReceiveAllowance), nil, true, nil)
-	}
-	moved := make(map[string]bool, len(items))
-	for _, it := range items {
-		moved[aws.ToString(it.msg.MessageId)] = it.state == replayed || it.state == escalated
-	}
-	for _, m := range msgs {
-		if !moved[aws.ToString(m.MessageId)] {
-			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: aws.ToString(m.MessageId)})
-		}
-	}
-	return resp, nil
+	return resp, err
 }
 
-// fromRecord turns a Lambda record into the message a receive returns.
-func fromRecord(rec events.SQSMessage) types.Message {
-	m := types.Message{MessageId: aws.String(rec.MessageId), ReceiptHandle: aws.String(rec.ReceiptHandle), Body: aws.String(rec.Body),
-		Attributes: rec.Attributes}
-	if len(rec.MessageAttributes) > 0 {
-		m.MessageAttributes = make(map[string]types.MessageAttributeValue, len(rec.MessageAttributes))
-		for name, v := range rec.MessageAttributes {
-			m.MessageAttributes[name] = types.MessageAttributeValue{DataType: aws.String(v.DataType), StringValue: v.StringValue, BinaryValue: v.BinaryValue}
-		}
+// handled reports a message the adapter reports done: a replay (an
+// escalation is reported by lambdaParker once parked).
+func (s *session) handled(ctx context.Context, m *handler.Message, _ time.Duration) {
+	if rec := s.peek(m.ID); rec != nil && rec.out == replayed {
+		s.settle(m.ID, func(*Report, *record) {})
+		s.replayed(ctx, rec)
 	}
-	return m
+}
+
+// lambdaFailed reports a failed message, but not a hold or an escalation,
+// which lambdaParker reports.
+func (s *session) lambdaFailed(ctx context.Context, m *handler.Message, err error) {
+	if _, hold := handler.HoldFor(err); hold || handler.EscalationOf(err) != nil {
+		return
+	}
+	s.failed(ctx, m, err)
+}
+
+// lambdaParker is the adapter's Parker: the consumer's, holds within 12 h
+// of the event source mapping's receive, the replayer's hooks, and a
+// rejected message held for MaxBackoff rather than back at every visibility
+// timeout.
+type lambdaParker struct {
+	s *session
+	p *consumer.Parker
+}
+
+func (lp lambdaParker) Hold(ctx context.Context, m *handler.Message, d time.Duration) error {
+	d = lp.s.holdLimit(d, time.Now())
+	err := lp.p.Hold(ctx, m, d)
+	rec := lp.s.peek(m.ID)
+	switch {
+	case err != nil:
+		lp.s.failed(ctx, m, fmt.Errorf("replay: hold: %w", err))
+	case rec != nil && rec.out == held:
+		lp.s.settle(m.ID, func(*Report, *record) {})
+		lp.s.held(ctx, rec, time.Now().Add(d))
+	default:
+		lp.s.settle(m.ID, func(*Report, *record) {})
+	}
+	return err
+}
+
+func (lp lambdaParker) Park(ctx context.Context, m *handler.Message, reason string, cause error) error {
+	err := lp.p.Park(ctx, m, reason, cause)
+	rec := lp.s.peek(m.ID)
+	switch {
+	case err == nil && rec != nil:
+		lp.s.settle(m.ID, func(*Report, *record) {})
+		lp.s.escalated(ctx, rec)
+	case errors.Is(err, consumer.ErrParkRejected):
+		if herr := lp.p.Hold(ctx, m, lp.s.holdLimit(lp.s.r.policy.MaxBackoff, time.Now())); herr != nil {
+			err = fmt.Errorf("%w; its hold in the DLQ failed too, so it comes back after the visibility timeout: %v", err, herr)
+		}
+		lp.s.failed(ctx, m, err)
+	case err != nil:
+		lp.s.failed(ctx, m, err)
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -38,7 +39,7 @@ func TestLambdaKeepsFIFOGroupOrder(t *testing.T) {
 				for len(msgs) < 4 {
 					msgs = append(msgs, w.receiveAll(t, w.dlq)...)
 				}
-				resp, err := w.replayer(t, setup(w)...).HandleLambda(context.Background(), lambdaEvent(msgs))
+				resp, err := w.replayer(t, setup(w)...).HandleLambda(context.Background(), handler.Event(lambdaEvent(msgs)))
 				if err != nil {
 					t.Fatal(err)
 				}

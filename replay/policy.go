@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -251,31 +250,19 @@ func (p Policy) delay(id string, attempt int, prev time.Duration) (d time.Durati
 // sending.
 const metadataAllowance = 2048
 
-// counter reads the attempt counter: the counter attribute, or the count
-// kept in the metadata when the attribute did not fit. Both at once is
+// counter reads the attempt counter: the counter attribute
+// (parking.Counter's rule, which the Parker shares), or the count kept in
+// the metadata when the attribute did not fit. Both at once is
 // inconsistent: the replayer writes one or the other.
 func (p Policy) counter(attrs map[string]types.MessageAttributeValue, md Metadata) (int, error) {
-	v, ok := attrs[p.CounterAttribute]
-	if !ok {
+	n, ok, err := parking.Counter(attrs, p.CounterAttribute)
+	switch {
+	case !ok:
 		return md.Attempt, nil
-	}
-	if md.Attempt != 0 {
+	case md.Attempt != 0:
 		return 0, fmt.Errorf("counter %s is set and %s holds a count too", p.CounterAttribute, MetadataAttribute)
 	}
-	if base := sqsrule.BaseDataType(aws.ToString(v.DataType)); base != "Number" && base != "String" {
-		return 0, fmt.Errorf("counter %s is not a Number or String attribute", p.CounterAttribute)
-	}
-	s := strings.TrimSpace(aws.ToString(v.StringValue))
-	n, err := strconv.ParseInt(s, 10, 64)
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("counter %s is not a whole number", p.CounterAttribute)
-	case n < 0:
-		return 0, fmt.Errorf("counter %s is negative", p.CounterAttribute)
-	case n > counterSanityLimit:
-		return 0, fmt.Errorf("counter %s is beyond any real count", p.CounterAttribute)
-	}
-	return int(n), nil
+	return n, err
 }
 
 // seeded returns a source seeded by a message id and an attempt.

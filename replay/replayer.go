@@ -1,12 +1,14 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -15,7 +17,11 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // API is the part of the SQS client a Replayer calls.
@@ -39,7 +45,10 @@ const DefaultConcurrency = 16
 // MaxConcurrency bounds Options.Concurrency.
 const MaxConcurrency = 100
 
-// Options configure a Replayer. Zero values mean the defaults.
+// Options configure a Replayer. Zero values mean the defaults. The
+// replayer runs on package consumer's engine: the rules of its options
+// (whole seconds, ranges, the floor after a failed receive) are the
+// consumer's.
 type Options struct {
 	// Policy decides replay or escalation and the delays. The zero value is
 	// the default policy (see Policy).
@@ -53,63 +62,61 @@ type Options struct {
 	// message from anywhere else is escalated as NotRoutable. No URL may be
 	// the DLQ or the operator queue.
 	Sources map[string]string
-	// WaitTime is Run's long poll, 1 s to 20 s. Default 20 s. Drain polls
-	// for 1 s.
+	// WaitTime is Run's long poll, whole seconds from 1 s to 20 s (as
+	// consumer.Options.WaitTime). Default 20 s. Drain polls for 1 s.
 	WaitTime time.Duration
 	// VisibilityTimeout is asked for on receive: how long a batch has to be
-	// sent and settled before its messages come back to the DLQ. 1 s to
-	// 12 h. Default 60 s.
+	// decided and sent before its messages come back to the DLQ (the
+	// consumer's heartbeat extends it while a batch is under way). Whole
+	// seconds from 1 s to 12 h. Default 60 s.
 	VisibilityTimeout time.Duration
 	// Concurrency is how many batches (one receive of up to ten messages
-	// each) are in flight at once, from their receive until they are
-	// settled: 1 to MaxConcurrency. Default DefaultConcurrency (16). On a
-	// FIFO DLQ, SQS keeps a group in one batch at a time, and within a batch
-	// a group's messages are sent one after the other.
+	// each) are handled at once: 1 to MaxConcurrency. Default
+	// DefaultConcurrency (16). On a FIFO DLQ, SQS keeps a group in one
+	// batch at a time, and within a batch a group's messages are sent in
+	// order.
 	Concurrency int
-	// RateLimit caps the messages per second taken from the DLQ: every
-	// message received counts, whether it is then moved or not, in bursts
-	// of at most one receive (or a tenth of a second's worth when that is
-	// more). 0 means no cap; otherwise a finite positive number (one so
-	// low that a message takes more than a century waits a century).
+	// RateLimit caps the messages per second taken from the DLQ
+	// (consumer.Options.RateLimit): every message received counts, whether
+	// it is then moved or not, in bursts of at most one receive (or a tenth
+	// of a second's worth when that is more). 0 means no cap; otherwise a
+	// finite positive number.
 	RateLimit float64
-	// DryRun decides and reports (Report.Decisions) but sends, deletes and
-	// holds nothing. Default false.
+	// DryRun decides and reports (Report.Decisions) but sends and deletes
+	// nothing: each message is held in the DLQ for VisibilityTimeout, as a
+	// receive would keep it. Default false.
 	DryRun bool
 	// Filter, when set, picks the messages to replay or escalate (default
-	// nil: every message); the others
-	// are left in the DLQ until their visibility timeout ends. On a FIFO DLQ
-	// a group's later messages stay behind one that is left. It is called
-	// from several goroutines at once; one that panics picks nothing (the
-	// panic is logged).
+	// nil: every message); the others are left in the DLQ (held) until
+	// VisibilityTimeout ends. On a FIFO DLQ a group's later messages stay
+	// behind one that is left. It is called from several goroutines at once;
+	// one that panics picks nothing (the panic is logged).
 	Filter func(m *types.Message) bool
 	// ReceiveBackoff spaces receives after a receive failed (throttling, a
-	// server error): one receive probes while the others wait. Default
-	// FullJitter, 100 ms base, 10 s cap. Delays below 100 ms are raised to
-	// 100 ms; Stop (a drained backoff.Budget, say) waits as long as the
-	// longest delay so far, at least 1 s.
+	// server error), as consumer.Options.ReceiveBackoff. Default FullJitter,
+	// 100 ms base, 10 s cap.
 	ReceiveBackoff backoff.Strategy
 	// Propagator, when set, extracts each DLQ message's trace context (its
 	// AWSTraceHeader, and String attributes such as traceparent) into its
-	// ctx: its hooks' and its decision span's parent, so the decision shows
+	// ctx: its hooks' and its process span's parent, so the decision shows
 	// in the producer's trace. Either way the replayer sends a message on
 	// with its AWSTraceHeader and trace attributes as they are. Default
 	// none.
 	Propagator Propagator
-	// TracerProvider, when set, records spans: "receive <dlq>" (CLIENT) per
-	// receive, "process <dlq>" (CONSUMER) per message with its decision
-	// (sqskit.replay.outcome, sqskit.replay.reason, sqskit.replay.attempt),
-	// "send <queue>" (PRODUCER) per send call, under the decision span of
-	// its first message, and "delete <dlq>" and "change_visibility <dlq>"
-	// (CLIENT) per settle call. SQS calls are made with the span's ctx, so
-	// the SDK's own spans nest under them. Default none: smithy-go's
-	// interface (smithyoteltracing.Adapt for OpenTelemetry).
+	// TracerProvider, when set, records the consumer's spans ("receive
+	// <dlq>", "process <dlq>" per message, with its decision:
+	// sqskit.replay.outcome, sqskit.replay.reason, sqskit.replay.attempt;
+	// "delete <dlq>", "change_visibility <dlq>") and the senders' ("send
+	// <queue>", PRODUCER, under the decision span of the batch's first
+	// message). Default none: smithy-go's interface
+	// (smithyoteltracing.Adapt for OpenTelemetry).
 	TracerProvider tracing.TracerProvider
-	// MeterProvider, when set, records messages received from the DLQ
-	// (messaging.client.consumed.messages), decisions by outcome and reason
-	// (sqskit.replay.decisions), messages sent by destination and error.type
-	// (messaging.client.sent.messages), and SQS call durations
-	// (messaging.client.operation.duration). Default none: smithy-go's
-	// interface (smithyotelmetrics.Adapt for OpenTelemetry).
+	// MeterProvider, when set, records the consumer's metrics of the DLQ
+	// (messaging.client.consumed.messages, …), decisions by outcome and
+	// reason (sqskit.replay.decisions), and the senders' messages sent by
+	// destination and error.type (messaging.client.sent.messages). Default
+	// none: smithy-go's interface (smithyotelmetrics.Adapt for
+	// OpenTelemetry).
 	MeterProvider metrics.MeterProvider
 	// Logger receives decisions and failures, never bodies or attribute
 	// values. Default silent.
@@ -134,23 +141,28 @@ type Hooks struct {
 	// DLQ failed (err says which); it stays in the DLQ for a later pass.
 	Failed func(ctx context.Context, m *types.Message, err error)
 	// Rejected: SQS accepts the message in no form the replayer can build,
-	// not even as an escalation with its attributes or metadata left out.
-	// It stays in the DLQ, held for Policy.MaxBackoff (at most 12 h from
-	// its receive), and needs a human. If the hold fails too, err says so,
-	// and the message comes back after the visibility timeout.
+	// not even as an escalation with its attributes or metadata left out
+	// (err matches ErrRejected). It stays in the DLQ and needs a human: in
+	// Lambda it is held for Policy.MaxBackoff (at most 12 h from its
+	// receive; if the hold fails too, err says so); in Run and Drain it
+	// comes back after the visibility timeout.
 	Rejected func(ctx context.Context, m *types.Message, d Decision, err error)
 }
 
 // Replayer moves messages from a dead-letter queue back to their queue, or
-// to an operator queue. It is safe for concurrent use.
+// to an operator queue. It is its Policy run as a batch handler on package
+// consumer's engine (Run, Drain) and on the Lambda adapter (HandleLambda),
+// sending through one fifo.Sender per target. It is safe for concurrent
+// use.
 type Replayer struct {
-	client   API
-	dlq      string
-	operator string
-	opts     Options
-	policy   Policy
-	rate     *pacer
-	obs      observer
+	client    engineClient
+	dlq       string
+	operator  string
+	opts      Options
+	policy    Policy
+	senders   map[string]*fifo.Sender // one per target
+	decisions telemetry.Counter
+	attrs     *telemetry.Attrs // the DLQ's metric attributes; nil when metrics are off
 }
 
 // New returns a Replayer for the dead-letter queue dlqURL, escalating to
@@ -176,10 +188,63 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 	if err := resolve(&o); err != nil {
 		return nil, err
 	}
-	r := &Replayer{client: client, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved()}
-	r.rate = newPacer(o.RateLimit, receiveSize(o.RateLimit))
-	r.obs = newObserver(&r.opts, dlqURL)
+	r := &Replayer{client: engineClient{API: client}, dlq: dlqURL, operator: operatorQueueURL, opts: o, policy: o.Policy.resolved(),
+		senders: map[string]*fifo.Sender{}}
+	// The consumer checks the options it runs with: refused here, not at Run.
+	if _, err := consumer.NewBatch(r.client, dlqURL, func(context.Context, []*handler.Message) []error { return nil },
+		r.consumerOptions(consumer.Hooks{}, false)); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	targets := []string{o.Target}
+	if o.Target == "" {
+		targets = slices.Collect(maps.Values(o.Sources))
+	}
+	for _, t := range targets {
+		s, err := fifo.NewSender(r.client, t, func(so *fifo.SenderOptions) {
+			so.Dedup = fifo.ProvidedDedup() // every replay carries its deterministic id
+			// A message that keeps failing stays in the DLQ for a later
+			// receive rather than holding its batch: three calls at most.
+			so.SendMaxAttempts = maxSendTries
+			so.MaxMessageBytes = r.policy.MaxMessageBytes
+			so.TracerProvider, so.MeterProvider, so.Logger = o.TracerProvider, o.MeterProvider, o.Logger
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%w: target %s: %w", ErrConfig, t, err)
+		}
+		r.senders[t] = s
+	}
+	if m := telemetry.NewMeter(o.MeterProvider, scope); m.On() {
+		r.attrs = telemetry.QueueAttrs(dlqURL)
+		r.decisions = m.Counter(telemetry.MetricReplayDecisions, "{message}", "Outcomes of messages taken from the DLQ, by sqskit.replay.outcome and sqskit.replay.reason.")
+	}
 	return r, nil
+}
+
+// maxSendTries bounds the calls that carry one replay in a batch; after
+// them it is left in the DLQ for a later receive.
+const maxSendTries = 3
+
+// consumerOptions are the consumer's options for the replayer's, with the
+// replayer's hooks; Drain polls for 1 s.
+func (r *Replayer) consumerOptions(hooks consumer.Hooks, drain bool) func(*consumer.Options) {
+	return func(o *consumer.Options) {
+		o.Concurrency = r.opts.Concurrency
+		o.MaxReceiveConcurrency = r.opts.Concurrency
+		o.WaitTime = r.opts.WaitTime
+		if drain {
+			o.WaitTime = time.Second
+		}
+		o.VisibilityTimeout = r.opts.VisibilityTimeout
+		o.OnFailure = consumer.LeaveToTimeout // a failed message comes back after its visibility timeout
+		o.RateLimit = r.opts.RateLimit
+		o.ReceiveBackoff = r.opts.ReceiveBackoff
+		o.ParkingQueue = r.operator
+		o.TracerProvider, o.MeterProvider, o.Logger = r.opts.TracerProvider, r.opts.MeterProvider, r.opts.Logger
+		if r.opts.Propagator != nil {
+			o.Propagator = r.opts.Propagator
+		}
+		o.Hooks = hooks
+	}
 }
 
 func configError(format string, args ...any) error {
@@ -222,35 +287,14 @@ func validateQueues(dlq, operator string, o Options) error {
 	return nil
 }
 
-// resolve checks the tunables and fills in the defaults.
+// resolve checks what the consumer does not and fills in the defaults.
 func resolve(o *Options) error {
-	switch {
-	case math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateLimit < 0:
-		return configError("RateLimit %v must be 0 or a finite positive number", o.RateLimit)
-	case o.Concurrency < 0 || o.Concurrency > MaxConcurrency:
+	if o.Concurrency < 0 || o.Concurrency > MaxConcurrency {
 		return configError("Concurrency %d must be 0 (the default) to %d", o.Concurrency, MaxConcurrency)
 	}
-	if o.WaitTime == 0 {
-		o.WaitTime = 20 * time.Second
-	}
-	if o.WaitTime < time.Second || o.WaitTime > sqsrule.MaxWaitSeconds*time.Second {
-		return configError("WaitTime %v must be 1s to 20s", o.WaitTime)
-	}
-	if o.VisibilityTimeout == 0 {
-		o.VisibilityTimeout = time.Minute
-	}
-	if o.VisibilityTimeout < time.Second || o.VisibilityTimeout > sqsrule.MaxVisibility {
-		return configError("VisibilityTimeout %v must be 1s to 12h", o.VisibilityTimeout)
-	}
-	if o.Concurrency == 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.ReceiveBackoff == nil {
-		o.ReceiveBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Cap: 10 * time.Second}
-	}
-	if err := backoff.Validate(o.ReceiveBackoff); err != nil {
-		return configError("ReceiveBackoff: %v", err)
-	}
+	o.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	o.WaitTime = cmp.Or(o.WaitTime, sqsrule.MaxWaitSeconds*time.Second)
+	o.VisibilityTimeout = cmp.Or(o.VisibilityTimeout, time.Minute)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -277,15 +321,4 @@ type Report struct {
 	Rejected int
 	// Decisions lists each message's decision, in DryRun only.
 	Decisions []Decision
-}
-
-func (r *Report) add(o Report) {
-	r.Replayed += o.Replayed
-	r.Escalated += o.Escalated
-	r.Held += o.Held
-	r.Waiting += o.Waiting
-	r.Failed += o.Failed
-	r.Skipped += o.Skipped
-	r.Rejected += o.Rejected
-	r.Decisions = append(r.Decisions, o.Decisions...)
 }

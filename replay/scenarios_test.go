@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -229,7 +230,7 @@ func TestLambdaMode(t *testing.T) {
 			event.Records = append(event.Records, rec)
 		}
 		r := w.replayer(t)
-		resp, err := r.HandleLambda(context.Background(), event)
+		resp, err := r.HandleLambda(context.Background(), handler.Event(event))
 		if err != nil || len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("expect both moved, got %v, %v", resp, err)
 		}
@@ -240,7 +241,7 @@ func TestLambdaMode(t *testing.T) {
 		msgs = w.receiveAll(t, w.dlq)
 		later := events.SQSEvent{Records: []events.SQSMessage{{MessageId: *msgs[0].MessageId, ReceiptHandle: *msgs[0].ReceiptHandle, Body: *msgs[0].Body, Attributes: msgs[0].Attributes}}}
 		slow := w.replayer(t, func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} })
-		resp, err = slow.HandleLambda(context.Background(), later)
+		resp, err = slow.HandleLambda(context.Background(), handler.Event(later))
 		if err != nil || len(resp.BatchItemFailures) != 1 {
 			t.Fatalf("expect the held message reported, got %v, %v", resp, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -245,7 +246,7 @@ func lambdaOnce(t *testing.T, w *world, r *replay.Replayer, batch int) {
 	}
 	out := &sqs.ReceiveMessageOutput{Messages: msgs}
 	event := lambdaEvent(out.Messages)
-	resp, err := r.HandleLambda(context.Background(), event)
+	resp, err := r.HandleLambda(context.Background(), handler.Event(event))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	sqshandler "github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/replay"
 )
@@ -70,7 +71,7 @@ func (h *handler) handle(ctx context.Context, event events.SQSEvent) (events.SQS
 			}
 			continue
 		}
-		out, err := src.replayer.HandleLambda(ctx, events.SQSEvent{Records: recs})
+		out, err := src.replayer.HandleLambda(ctx, sqshandler.Event{Records: recs})
 		if err != nil {
 			return events.SQSEventResponse{}, err // a malformed event: Lambda retries the batch
 		}

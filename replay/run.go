@@ -1,0 +1,63 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sqskit/sqskit/consumer"
+)
+
+// Run replays continuously until ctx is done, or a call fails for good (a
+// queue does not exist, access is denied to a receive, a send, a delete or
+// a hold), whose error it returns once the batches under way are done. It
+// is consumer.Consumer.Run with the policy as its batch handler: up to
+// Concurrency batches at once, receives that grow with the backlog, holds,
+// deletes and parking on the operator queue batched and in flight together,
+// and the consumer's shutdown (ShutdownTimeout) when ctx ends.
+func (r *Replayer) Run(ctx context.Context) error {
+	_, err := r.pass(ctx, false)
+	return err
+}
+
+// Drain makes one pass over what is in the DLQ now, for a CLI or a cron
+// job, and returns what it did (consumer.Consumer.Drain): it stops at the
+// first receive that brings nothing after a 1 s poll, and returns once every
+// message received is settled. Messages it has seen before in the pass
+// (failed ones coming back) are left as they are, with the rest of their
+// FIFO group. A receive that fails in a retryable way is retried after
+// ReceiveBackoff, five times in a row at most; after that, or on a call's
+// final error (as Run's), Drain returns the error with what it did so far.
+func (r *Replayer) Drain(ctx context.Context) (Report, error) {
+	return r.pass(ctx, true)
+}
+
+// drainReceiveAttempts bounds the receives in a row that may fail in a
+// retryable way before Drain gives up.
+const drainReceiveAttempts = 5
+
+// pass is Run, or Drain.
+func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := r.newSession(cancel)
+	client := r.client
+	if drain {
+		s.seen = map[string]bool{}
+		client.onReceive = s.receiveDone
+	}
+	c, err := consumer.NewBatch(client, r.dlq, s.handle, r.consumerOptions(s.hooks(), drain))
+	if err != nil {
+		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if drain {
+		err = c.Drain(ctx)
+	} else {
+		err = c.Run(ctx)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fatal != nil {
+		return s.report, s.fatal
+	}
+	return s.report, err
+}
