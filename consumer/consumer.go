@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"golang.org/x/time/rate"
-
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/handler"
@@ -54,7 +52,7 @@ type Consumer struct {
 	stats    counters
 	obs      observer
 	parker   handler.Parker // nil without Options.ParkingQueue
-	limiter  *rate.Limiter  // nil without Options.RateLimit
+	limiter  *limiter       // nil without Options.RateLimit
 	// runStarted, set by this package's tests only, sees each Run's state.
 	runStarted func(*run)
 }
@@ -131,7 +129,9 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 		if !ok {
 			return nil, configError("ParkingQueue needs a client that also sends (SendMessageBatch) and changes one message's visibility (ChangeMessageVisibility), as *sqs.Client does")
 		}
-		p, err := NewParker(pa, queueURL, o.ParkingQueue, func(po *ParkerOptions) { po.Logger = o.Logger })
+		p, err := NewParker(pa, queueURL, o.ParkingQueue, func(po *ParkerOptions) {
+			po.Logger, po.TracerProvider, po.MeterProvider = o.Logger, o.TracerProvider, o.MeterProvider
+		})
 		if err != nil {
 			return nil, err
 		}

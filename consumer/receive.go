@@ -45,6 +45,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 		if !ok {
 			return
 		}
+		paced := 0 // messages asked for under RateLimit, until the receive returns
 		if r.c.limiter != nil {
 			k, ok := r.pace(ctx, n)
 			if !ok {
@@ -55,6 +56,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 				r.unreserve(n - k)
 				n = k
 			}
+			paced = k
 		}
 		var vis int32 // the queue's default, until read
 		select {
@@ -72,6 +74,14 @@ func (r *run) receive(ctx context.Context, idx int) {
 				MessageAttributeNames:       []string{"All"},
 			})
 			call.endReceive(ctx, out, err)
+			if paced > 0 {
+				got := 0
+				if err == nil {
+					got = len(out.Messages)
+				}
+				r.c.limiter.done(paced, got)
+				paced = 0
+			}
 			if err == nil {
 				errWaits.Reset()
 				r.accept(idx, n, out.Messages, time.Now())

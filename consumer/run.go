@@ -364,6 +364,9 @@ func (r *run) endReceiving() {
 	r.mu.Unlock()
 	r.placeCond.Broadcast()
 	r.turnCond.Broadcast()
+	if r.c.limiter != nil {
+		r.c.limiter.wake() // receives waiting for the rate stop too
+	}
 }
 
 // shutdown releases what has not started, waits for running handlers for

@@ -45,7 +45,8 @@ type visChange struct {
 	handle  string    // changeExcess only; others read t.handle when sent
 	kind    changeKind
 	seconds int32
-	hold    bool // changeRelease for a Hold outcome
+	hold    bool          // changeRelease for a Hold outcome
+	took    time.Duration // a Hold outcome's handler time, reported once SQS took the hold
 	attempt int
 }
 
@@ -375,6 +376,9 @@ func (s *settler) sendChanges(batch []visChange) {
 		switch c.kind {
 		case changeRelease:
 			r.released(c.t, ferr, c.seconds, c.hold)
+			if c.hold {
+				r.holdDone(c.t, ferr, c.seconds, c.took)
+			}
 		case changeExtend:
 			r.extended(c, handles[i], sent, ferr)
 		}

@@ -404,8 +404,7 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 		r.obs.settled(t, err, took, ran)
 		r.set.change(visChange{t: t, kind: changeRelease})
 	case verdictHold:
-		r.obs.held(t, hold, took)
-		r.set.change(visChange{t: t, kind: changeRelease, hold: true, seconds: sqsrule.Seconds(min(delay, maxVisibility(t, now)))})
+		r.set.change(visChange{t: t, kind: changeRelease, hold: true, took: took, seconds: sqsrule.Seconds(min(delay, maxVisibility(t, now)))})
 	case verdictRetry:
 		r.obs.settled(t, err, took, ran)
 		r.logFailure(t, err)
@@ -486,6 +485,17 @@ func (r *run) released(t *inflight, err error, secs int32, hold bool) {
 	if err == nil && secs >= 0 && !hold {
 		r.obs.released(t, time.Duration(secs)*time.Second)
 	}
+}
+
+// holdDone reports a Hold outcome once SQS took the hold (Held, with the
+// hold asked for), or its failure (Failed): the message then comes back
+// after its visibility timeout.
+func (r *run) holdDone(t *inflight, err error, secs int32, took time.Duration) {
+	if err != nil {
+		r.obs.settled(t, fmt.Errorf("consumer: hold: %w", err), took, true)
+		return
+	}
+	r.obs.held(t, time.Duration(secs)*time.Second, took)
 }
 
 // deleted ends a delete: err nil means SQS deleted the message.
