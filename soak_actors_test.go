@@ -214,6 +214,8 @@ func (q *soakQueue) forge(count int, done <-chan struct{}) {
 
 var errSoakFailure = errors.New("soak: the handler failed this delivery")
 
+var errSoakPermanent = errors.New("soak: this message can never succeed")
+
 // handle is the consumers' handler: it fails poison messages always and
 // others now and then, outlives the visibility timeout for slow ones,
 // checks that replayed messages restore to the attributes their producer
@@ -237,6 +239,10 @@ func (q *soakQueue) handle(ctx context.Context, m *consumer.Message) error {
 		q.led.mu.Unlock()
 	}
 	rc := m.ReceiveCount()
+	if q.permanent(i) {
+		q.led.delivered(i, q.group(i), m, attempt, false)
+		return handler.Permanent(errSoakPermanent)
+	}
 	fail := q.poison(i) || q.transient(i, rc, attempt)
 	d := time.Duration(q.w.chance(q.name, i, rc, "time") * float64(q.w.timing.handlerMax))
 	if q.slow(i) {
@@ -265,6 +271,7 @@ func (q *soakQueue) newConsumer() *consumer.Consumer {
 		o.DeleteConcurrency = 4
 		o.WaitTime = timing.waitTime
 		o.ShutdownTimeout = timing.shutdown
+		o.ParkingQueue = q.w.operator // permanent failures go there at once
 		if timing.redelivery != nil {
 			o.RedeliveryBackoff = timing.redelivery
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -195,6 +196,7 @@ func (w *soakWorld) takeOperator(t *testing.T) *escalations {
 type queueReport struct {
 	sent, handled, successes, duplicates, handledAgain, replayed, lost, poison, goodEscalated int
 	goodUnhandled, overBound, forgedWrong, deleteFailed                                       int
+	permanent, parkedOnce                                                                     int // permanent failures; parked after one delivery
 }
 
 // report checks the invariants and prints the figures.
@@ -236,6 +238,14 @@ func (w *soakWorld) report(t *testing.T, consumers [][]*consumer.Consumer, scena
 			case l.successes[i] == 0 && len(escalated[i]) == 0:
 				r.lost++
 				l.violate("%s message %d lost: never handled, not escalated (%d deliveries)", q.name, i, l.deliveries[i])
+			case q.permanent(i):
+				r.permanent++
+				if l.deliveries[i] == 1 {
+					r.parkedOnce++
+				}
+				if !slices.Contains(escalated[i], replay.Reason(handler.ReasonPermanent)) && !slices.Contains(escalated[i], replay.AttemptsExhausted) {
+					l.violate("%s permanent message %d not parked: %v", q.name, i, escalated[i])
+				}
 			case q.poison(i):
 				r.poison++
 				if !slices.Contains(escalated[i], replay.AttemptsExhausted) {
@@ -286,9 +296,9 @@ func (w *soakWorld) report(t *testing.T, consumers [][]*consumer.Consumer, scena
 		totalLost += r.lost
 		line := fmt.Sprintf("  %s: %d sent; %d handled at least once, %d successes (%d repeats; the same copy again %d, after its delete was reported done %d; deletes failed %d); %d lost; %d poison, all escalated; "+
 			"%d duplicate copies enqueued, each within 1 + Unconfirmed: %v; %d replayed copies handled; %d good messages escalated (%d never handled); "+
-			"%d forged, %d misrouted",
+			"%d forged, %d misrouted; %d permanent, all parked, %d after one delivery",
 			q.name, r.sent, r.handled, r.successes, r.handledAgain, l.sameIDAgain, l.againAfterDelete, r.deleteFailed, r.lost, r.poison, r.duplicates, r.overBound == 0,
-			r.replayed, r.goodEscalated, r.goodUnhandled, len(q.forged), r.forgedWrong)
+			r.replayed, r.goodEscalated, r.goodUnhandled, len(q.forged), r.forgedWrong, r.permanent, r.parkedOnce)
 		if q.fifo {
 			line += fmt.Sprintf("; first successes out of order %d; copies enqueued twice inside the dedup window %d; producer reorders %d",
 				l.outOfOrder, l.twiceInDedupWindow, l.reordered)

@@ -253,12 +253,16 @@ func (w *soakWorld) chance(parts ...any) float64 {
 	return float64(z>>11) / (1 << 53)
 }
 
-// The fate of message i: poison (always fails, about 1 %), slow (outlives
-// the visibility timeout, about 0.5 %), and for each delivery a transient
-// failure (about 10 %), all fixed by the seed.
+// The fate of message i: poison (always fails, about 1 %), permanent (its
+// handler says it never can succeed: parked at once, about 1 %), slow
+// (outlives the visibility timeout, about 0.5 %), and for each delivery a
+// transient failure (about 10 %), all fixed by the seed.
 func (q *soakQueue) poison(i int) bool { return q.w.chance(q.name, i, "poison") < 0.01 }
+func (q *soakQueue) permanent(i int) bool {
+	return !q.poison(i) && q.w.chance(q.name, i, "permanent") < 0.01
+}
 func (q *soakQueue) slow(i int) bool {
-	return !q.poison(i) && q.w.chance(q.name, i, "slow") < 0.005
+	return !q.poison(i) && !q.permanent(i) && q.w.chance(q.name, i, "slow") < 0.005
 }
 func (q *soakQueue) transient(i, receiveCount, attempt int) bool {
 	return q.w.chance(q.name, i, receiveCount, attempt) < 0.10
