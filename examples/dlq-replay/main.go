@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -134,31 +135,40 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	}
 	say("sent order 42 to the main queue (maxReceiveCount 2, visibility timeout %ss)", visibility)
 
+	// Hooks are told on a goroutine of their own, after the event: the
+	// simulation waits until every event so far has been told (told counts
+	// up to events) before it moves the clock, so each line says when its
+	// event happened.
+	var events, told atomic.Int64
 	handled := 0
 	cons, err := consumer.New(c.api, main, func(_ context.Context, m *consumer.Message) error {
 		mu.Lock()
 		handled++
 		mu.Unlock()
+		events.Add(1)
 		return errors.New("unknown SKU") // a poison message: it always fails
 	}, func(o *consumer.Options) {
 		o.OnFailure = consumer.LeaveToTimeout // back when its visibility timeout ends, as with a plain SQS consumer
 		o.Logger = logger
 		o.Hooks.Failed = func(_ context.Context, m *consumer.Message, err error) {
 			say("handler failed (receive %d): %v", m.ReceiveCount(), err)
+			told.Add(1)
 		}
 	})
 	if err != nil {
 		return err
 	}
 	escalated := make(chan struct{})
-	r, err := replay.New(c.replayer, dlq, operator, func(o *replay.Options) {
+	r, err := replay.New(countingReceives{c.replayer, &events}, dlq, operator, func(o *replay.Options) {
 		o.Target, o.Policy, o.Logger = main, policy, logger
 		o.Concurrency = 1 // the simulation follows one receive loop
 		o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
 			say("dead-lettered by SQS; replay %d, back on the main queue in %v", d.Attempt, d.Delay.Round(100*time.Millisecond))
+			told.Add(1)
 		}
 		o.Hooks.Escalated = func(_ context.Context, _ *types.Message, d replay.Decision) {
 			say("dead-lettered by SQS; escalated: %s (%s)", d.Reason, d.Detail)
+			told.Add(1)
 			close(escalated)
 		}
 	})
@@ -176,7 +186,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 			}
 		}()
 	}
-	err = wait(ctx, c, cons, escalated)
+	err = wait(ctx, c, func() bool { return cons.Stats().InFlight == 0 && told.Load() == events.Load() }, escalated)
 	cancel()
 	wg.Wait()
 	if err != nil {
@@ -187,7 +197,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 
 // wait returns once the message is escalated: in memory, driving the
 // simulated clock; on an endpoint, within ten minutes.
-func wait(ctx context.Context, c *clients, cons *consumer.Consumer, escalated <-chan struct{}) error {
+func wait(ctx context.Context, c *clients, quiet func() bool, escalated <-chan struct{}) error {
 	if c.clock == nil {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
@@ -198,7 +208,7 @@ func wait(ctx context.Context, c *clients, cons *consumer.Consumer, escalated <-
 			return fmt.Errorf("nothing reached the operator queue: %w", ctx.Err())
 		}
 	}
-	d := sim.Driver{Clock: c.clock, Probe: c.probe, Pollers: 2, Quiet: func() bool { return cons.Stats().InFlight == 0 }}
+	d := sim.Driver{Clock: c.clock, Probe: c.probe, Pollers: 2, Quiet: quiet}
 	return d.Run(ctx, func() bool {
 		select {
 		case <-escalated:
@@ -228,4 +238,19 @@ func readOperator(ctx context.Context, api *sqs.Client, operator string, out io.
 	fmt.Fprintf(out, "operator queue: body %s, tenant %s, reason %s, replays %s\n", aws.ToString(m.Body),
 		aws.ToString(m.MessageAttributes["tenant"].StringValue), md.Reason, aws.ToString(m.MessageAttributes[replay.DefaultCounterAttribute].StringValue))
 	return nil
+}
+
+// countingReceives counts the messages the replayer's receives bring: each
+// is an event whose hook the simulation waits for.
+type countingReceives struct {
+	*sqs.Client
+	events *atomic.Int64
+}
+
+func (c countingReceives) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	out, err := c.Client.ReceiveMessage(ctx, in, optFns...)
+	if err == nil {
+		c.events.Add(int64(len(out.Messages)))
+	}
+	return out, err
 }
