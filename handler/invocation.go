@@ -72,14 +72,12 @@ func (inv *invocation) report() {
 	}
 }
 
-// endSignals waits for the invocation's signals to be reported, or for ctx.
-func (inv *invocation) endSignals(ctx context.Context) {
-	inv.signals <- signal{i: -2}
-	select {
-	case <-inv.reported:
-	case <-ctx.Done():
-	}
-}
+// signalsGrace is how long Handle waits for its last signals when its ctx
+// ended before they were queued (a handler that outlived the invocation):
+// enough for hooks that do not block to be told. Otherwise it waits for
+// them no longer than its ctx.
+const signalsGrace = 50 * time.Millisecond
+
 
 // begin gives each message its ctx and process span, records it as
 // received, and calls the Received hook.

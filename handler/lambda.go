@@ -245,7 +245,16 @@ func (l *Lambda) Handle(ctx context.Context, event Event) (events.SQSEventRespon
 			resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: inv.ids[i]})
 		}
 	}
-	inv.endSignals(ctx)
+	inv.signals <- signal{i: -2}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), signalsGrace)
+		defer cancel()
+	}
+	select {
+	case <-inv.reported:
+	case <-ctx.Done():
+	}
 	if l.opts.FailWhenAllFail && len(inv.msgs) > 0 && len(resp.BatchItemFailures) == len(inv.msgs) {
 		return resp, ErrAllFailed
 	}

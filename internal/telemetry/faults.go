@@ -87,7 +87,7 @@ func (f *Faults) Failed(k Kind, cause any) {
 			_, name, _ = strings.Cut(name, "\n")
 		}
 		name, _, _ = strings.Cut(name, "\n")
-		f.log.LogAttrs(context.Background(), slog.LevelError, "sqskit: extension failed, signal dropped (logged once per extension)",
+		f.log.LogAttrs(context.Background(), slog.LevelError, "sqskit: extension failed; signal dropped",
 			slog.String("extension", name), slog.String("cause", fmt.Sprint(cause)))
 	}
 }
