@@ -78,7 +78,6 @@ func (inv *invocation) report() {
 // them no longer than its ctx.
 const signalsGrace = 50 * time.Millisecond
 
-
 // begin gives each message its ctx and process span, records it as
 // received, and calls the Received hook.
 func (inv *invocation) begin(ctx context.Context, source string) {
