@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sqskit/sqskit/internal/leasekey"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 )
 
 // leaseCtx is the parent of a Handler's ctx: the message's own ctx, which
@@ -18,7 +18,7 @@ type leaseCtx struct {
 }
 
 func (l *leaseCtx) Value(key any) any {
-	if _, ok := key.(leasekey.Key); ok {
+	if _, ok := key.(ctxkey.Lease); ok {
 		return l
 	}
 	return l.Context.Value(key)

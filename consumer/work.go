@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
@@ -230,9 +231,12 @@ func (r *run) stopHandlerTimerLocked(ht *handlerTimer) bool {
 // message after a failure of its group is held back (not deleted).
 func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	msgs := make([]*Message, len(unit))
+	ctxs := make(map[*Message]context.Context, len(unit))
 	for i, t := range unit {
-		msgs[i] = t.msg
+		msgs[i], ctxs[t.msg] = t.msg, t.ctx
 	}
+	// Each message's own ctx, for handler.MessageContext.
+	ctx = context.WithValue(ctx, ctxkey.Messages{}, ctxs)
 	ctx, span := r.obs.startBatch(ctx, len(msgs))
 	var errs []error
 	defer func() { r.obs.endBatch(span, errs) }() // a runtime.Goexit in the handler ends it too

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go/metrics"
 	"github.com/aws/smithy-go/tracing"
 
+	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -279,6 +280,12 @@ func (l *Lambda) wholeBatch(ctx context.Context, inv *invocation) []error {
 		return nil
 	}
 	bctx, span := l.startSpan(inv.tracer, ctx)
+	ctxs := make(map[*Message]context.Context, len(msgs))
+	for i, m := range msgs {
+		ctxs[m] = inv.ctxs[i]
+	}
+	// Each message's own ctx, for MessageContext.
+	bctx = context.WithValue(bctx, ctxkey.Messages{}, ctxs)
 	start := time.Now()
 	errs := l.callBatch(bctx, msgs)
 	took := time.Since(start)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/sqskit/sqskit/internal/leasekey"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 )
 
 // Lease is a message's visibility lease as its runtime keeps it: the time
@@ -22,7 +22,7 @@ type Lease interface {
 // WithLease returns ctx carrying l, for a runtime other than this
 // module's (or a test) to give its handlers a lease.
 func WithLease(ctx context.Context, l Lease) context.Context {
-	return context.WithValue(ctx, leasekey.Key{}, l)
+	return context.WithValue(ctx, ctxkey.Lease{}, l)
 }
 
 // LeaseFrom returns the lease of the message a handler's ctx belongs to.
@@ -31,7 +31,7 @@ func WithLease(ctx context.Context, l Lease) context.Context {
 // where the event source mapping keeps visibility and nothing extends it,
 // the lease is the ctx's deadline (the invocation's); with neither, nil.
 func LeaseFrom(ctx context.Context) Lease {
-	if l, ok := ctx.Value(leasekey.Key{}).(Lease); ok && l != nil {
+	if l, ok := ctx.Value(ctxkey.Lease{}).(Lease); ok && l != nil {
 		return l
 	}
 	if d, ok := ctx.Deadline(); ok {
@@ -44,3 +44,17 @@ func LeaseFrom(ctx context.Context) Lease {
 type deadlineLease time.Time
 
 func (d deadlineLease) Until() time.Time { return time.Time(d) }
+
+// MessageContext returns, within a BatchHandler's call, the ctx of one of
+// its messages: the message's process span and its producer's trace
+// context (with a Propagator), for spans, metrics and logs about that
+// message alone. The Consumer and the Lambda adapter give one for each
+// message of the call; elsewhere it is ctx itself.
+func MessageContext(ctx context.Context, m *Message) context.Context {
+	if ctxs, ok := ctx.Value(ctxkey.Messages{}).(map[*Message]context.Context); ok {
+		if mctx := ctxs[m]; mctx != nil {
+			return mctx
+		}
+	}
+	return ctx
+}

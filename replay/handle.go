@@ -68,7 +68,7 @@ func (s *session) handle(ctx context.Context, msgs []*handler.Message) []error {
 	now := time.Now()
 	items := make([]*item, len(msgs))
 	for i, m := range msgs {
-		items[i] = s.begin(m)
+		items[i] = s.begin(ctx, m)
 		s.plan(items[i], now)
 	}
 	release := s.claim(items)
@@ -86,12 +86,16 @@ func (s *session) handle(ctx context.Context, msgs []*handler.Message) []error {
 	return errs
 }
 
-// begin converts a message and finds its ctx.
-func (s *session) begin(m *handler.Message) *item {
-	it := &item{m: m, msg: sdkMessage(m)}
+// begin converts a message and finds its ctx (its process span and
+// producer trace, from the engine) and when it was received (from the
+// Received hook, told on a goroutine of its own: when it has not come yet,
+// now, a little late, which the engine's own 12-hour clamp covers).
+func (s *session) begin(ctx context.Context, m *handler.Message) *item {
+	it := &item{m: m, msg: sdkMessage(m), ctx: handler.MessageContext(ctx, m), received: time.Now()}
 	s.mu.Lock()
-	a := s.arrivals[m.ID]
-	it.ctx, it.received = a.ctx, a.at
+	if a, ok := s.arrivals[m.ID]; ok {
+		it.received = a.at
+	}
 	delete(s.arrivals, m.ID)
 	if s.seen != nil {
 		if s.seen[m.ID] {

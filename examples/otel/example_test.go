@@ -51,6 +51,7 @@ func Example() {
 	// messaging.client.consumed.messages orders-dlq 1
 	// sqskit.consumer.failed orders 2
 	// sqskit.consumer.handled orders 1
+	// sqskit.consumer.handled orders-dlq 1
 	// sqskit.replay.decisions orders-dlq 1
 }
 
