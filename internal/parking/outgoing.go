@@ -147,6 +147,5 @@ func TraceHeader(system map[string]string) string {
 // HoldSeconds is a hold of d as SQS takes it: whole seconds, rounded up so
 // a message is never visible before d has passed, from 0 to 12 h.
 func HoldSeconds(d time.Duration) int32 {
-	d = min(max(d, 0), sqsrule.MaxVisibility)
-	return int32((d + time.Second - 1) / time.Second)
+	return sqsrule.Seconds(min(d, sqsrule.MaxVisibility))
 }
