@@ -89,7 +89,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 		return nil, configError("nil client")
 	case queueURL == "" || parkingQueueURL == "":
 		return nil, configError("empty queue or parking queue URL")
-	case queueURL == parkingQueueURL:
+	case sqsrule.SameQueue(queueURL, parkingQueueURL):
 		return nil, configError("the parking queue is the queue itself: a parked message would come back to be parked again")
 	case o.CounterAttribute == parking.MetadataAttribute:
 		return nil, configError("CounterAttribute is the metadata attribute %s", parking.MetadataAttribute)

@@ -325,6 +325,9 @@ func TestNewParkerRefusesBadOptions(t *testing.T) {
 		"typed nil client": func() (*Parker, error) { return NewParker((*sqs.Client)(nil), w.queue, w.parking) },
 		"no parking queue": func() (*Parker, error) { return NewParker(w.client, w.queue, "") },
 		"parks on itself":  func() (*Parker, error) { return NewParker(w.client, w.queue, w.queue) },
+		"parks on itself, spelled with a trailing slash": func() (*Parker, error) {
+			return NewParker(w.client, w.queue, w.queue+"/")
+		},
 		"counter reserved": func() (*Parker, error) {
 			return NewParker(w.client, w.queue, w.parking, func(o *ParkerOptions) { o.CounterAttribute = parking.MetadataAttribute })
 		},

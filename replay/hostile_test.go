@@ -386,20 +386,25 @@ func TestDrainGivesUpAfterFiveFailedReceives(t *testing.T) {
 // Defect 7b: configurations that loop are refused.
 func TestLoopingConfigurationsRefused(t *testing.T) {
 	api := sqsfake.New().Client()
-	const dlq, main, ops = "https://q/dlq", "https://q/main", "https://q/ops"
+	const dlq, main, ops = "https://sqs.eu-west-1.amazonaws.com/1/dlq", "https://sqs.eu-west-1.amazonaws.com/1/main", "https://sqs.eu-west-1.amazonaws.com/1/ops"
+	// The same queues spelled another way: legacy host, trailing slash.
+	const dlqAgain, opsAgain = "https://eu-west-1.queue.amazonaws.com/1/dlq", "https://sqs.eu-west-1.amazonaws.com/1/ops/"
 	for name, c := range map[string]struct {
 		dlq, ops string
 		fn       func(*replay.Options)
 	}{
-		"operator is the DLQ":             {dlq, dlq, func(o *replay.Options) { o.Target = main }},
-		"operator is the target":          {dlq, ops, func(o *replay.Options) { o.Target = ops }},
-		"target is the DLQ":               {dlq, ops, func(o *replay.Options) { o.Target = dlq }},
-		"a source routes to the DLQ":      {dlq, ops, func(o *replay.Options) { o.Sources = map[string]string{"arn:aws:sqs:us-east-1:1:main": dlq} }},
-		"counter is the metadata":         {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, replay.MetadataAttribute }},
-		"rate limit NaN":                  {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.NaN() }},
-		"rate limit +Inf":                 {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.Inf(1) }},
-		"receive backoff invalid":         {dlq, ops, func(o *replay.Options) { o.Target = main; receiveBackoff(backoff.Constant{D: -1})(o) }},
-		"counter attribute reserved name": {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, "AWS.counter" }},
+		"operator is the DLQ":                        {dlq, dlq, func(o *replay.Options) { o.Target = main }},
+		"operator is the target":                     {dlq, ops, func(o *replay.Options) { o.Target = ops }},
+		"target is the DLQ":                          {dlq, ops, func(o *replay.Options) { o.Target = dlq }},
+		"operator is the DLQ spelled another way":    {dlq, dlqAgain, func(o *replay.Options) { o.Target = main }},
+		"target is the operator spelled another way": {dlq, ops, func(o *replay.Options) { o.Target = opsAgain }},
+		"target is the DLQ spelled another way":      {dlq, ops, func(o *replay.Options) { o.Target = dlqAgain }},
+		"a source routes to the DLQ":                 {dlq, ops, func(o *replay.Options) { o.Sources = map[string]string{"arn:aws:sqs:us-east-1:1:main": dlq} }},
+		"counter is the metadata":                    {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, replay.MetadataAttribute }},
+		"rate limit NaN":                             {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.NaN() }},
+		"rate limit +Inf":                            {dlq, ops, func(o *replay.Options) { o.Target, o.RateLimit = main, math.Inf(1) }},
+		"receive backoff invalid":                    {dlq, ops, func(o *replay.Options) { o.Target = main; receiveBackoff(backoff.Constant{D: -1})(o) }},
+		"counter attribute reserved name":            {dlq, ops, func(o *replay.Options) { o.Target, o.Policy.CounterAttribute = main, "AWS.counter" }},
 	} {
 		if _, err := newReplayer(api, c.dlq, c.ops, c.fn); !errors.Is(err, replay.ErrConfig) {
 			t.Errorf("%s: expect ErrConfig, got %v", name, err)

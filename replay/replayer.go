@@ -252,14 +252,15 @@ func configError(format string, args ...any) error {
 }
 
 // validateQueues refuses the settings that make a message loop: replaying or
-// escalating into the DLQ itself, or escalating to the queue replays go to.
+// escalating into the DLQ itself, or escalating to the queue replays go to,
+// however each queue's URL is spelled (sqsrule.SameQueue).
 func validateQueues(dlq, operator string, o Options) error {
 	switch {
 	case dlq == "":
 		return configError("empty dead-letter queue URL")
 	case operator == "":
 		return configError("empty operator queue URL: escalation is an explicit send, never a second redrive")
-	case operator == dlq:
+	case sqsrule.SameQueue(operator, dlq):
 		return configError("the operator queue is the DLQ: an escalation would come back to be escalated again")
 	case o.Target == "" && len(o.Sources) == 0:
 		return configError("set Target or Sources")
@@ -277,10 +278,10 @@ func validateQueues(dlq, operator string, o Options) error {
 		}
 	}
 	for _, t := range targets {
-		switch t {
-		case dlq:
+		switch {
+		case sqsrule.SameQueue(t, dlq):
 			return configError("a replay target is the DLQ: replays would never leave it")
-		case operator:
+		case sqsrule.SameQueue(t, operator):
 			return configError("a replay target is the operator queue: escalations and replays must not mix")
 		}
 	}

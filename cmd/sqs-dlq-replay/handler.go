@@ -142,6 +142,10 @@ func (h *handler) source(eventSourceARN string) *source {
 	if s.url, s.err = queueURL(eventSourceARN); s.err != nil {
 		return s
 	}
+	if h.cfg.operatorURL != "" && sqsrule.SameQueue(h.cfg.operatorURL, s.url) {
+		s.err = fmt.Errorf("%w: OPERATOR_QUEUE_URL is the DLQ this function reads (%s): escalations would come back to be escalated again", errConfig, eventSourceARN)
+		return s
+	}
 	operator, client := h.cfg.operatorURL, h.client
 	if operator == "" {
 		// Without an operator queue nothing is escalated: the filter below

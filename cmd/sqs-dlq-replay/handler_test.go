@@ -465,6 +465,35 @@ func TestUnknownEventSource(t *testing.T) {
 	})
 }
 
+// An OPERATOR_QUEUE_URL naming the DLQ the function reads, however it is
+// spelled, fails every record from that DLQ, with the variable named in the
+// log: escalating into the DLQ would bring each escalation back to be
+// escalated again.
+func TestOperatorQueueThatIsTheDLQFailsItsRecords(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false, false)
+		event := w.deliver("")
+		dlq, err := queueURL(event.Records[0].EventSourceARN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDLQ := strings.Replace(dlq, "https://sqs."+region+".", "https://"+region+".queue.", 1) + "/"
+		if sameDLQ == dlq+"/" {
+			t.Fatalf("expect the DLQ URL %s spelled another way", dlq)
+		}
+		resp, err := invoke(t, w.handler(map[string]string{"OPERATOR_QUEUE_URL": sameDLQ, "REPORT_BATCH_ITEM_FAILURES": "true"}), event)
+		if err != nil || len(resp.BatchItemFailures) != len(event.Records) {
+			t.Fatalf("expect every record failed, got %v, %v", resp, err)
+		}
+		if !strings.Contains(w.logs.String(), "OPERATOR_QUEUE_URL is the DLQ this function reads") {
+			t.Errorf("expect the variable named in the log, got:\n%s", w.logs.String())
+		}
+		if esc := w.drain(w.operator); len(esc) != 0 {
+			t.Errorf("expect nothing escalated, got %d", len(esc))
+		}
+	})
+}
+
 func TestQueueURL(t *testing.T) {
 	for arn, want := range map[string]string{
 		"arn:aws:sqs:eu-west-1:210987654321:orders-dlq":            "https://sqs.eu-west-1.amazonaws.com/210987654321/orders-dlq",

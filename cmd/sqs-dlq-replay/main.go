@@ -24,7 +24,9 @@
 //	LOG_LEVEL                 DEBUG, INFO, WARNING, ERROR or CRITICAL
 //	                          (default INFO)
 //	OPERATOR_QUEUE_URL        optional: escalate explicitly to this queue,
-//	                          with the reason, instead of failing the record
+//	                          with the reason, instead of failing the record;
+//	                          neither SQS_MAIN_URL nor the DLQ the function
+//	                          reads
 //	REPORT_BATCH_ITEM_FAILURES true when the event source mapping has
 //	                          FunctionResponseTypes ReportBatchItemFailures
 //	                          (default false, as in the sample's template)
@@ -33,6 +35,13 @@
 // from 0 to min(MESSAGE_RETENTION_PERIOD, BACKOFF_RATE × 2^n), as the
 // sample's full-jitter backoff does, and carries the counter
 // sqs-dlq-replay-nb = n.
+//
+// The function refuses to start (exit 1, the variable named) on settings
+// that would strand a message: a first delay, up to 2 × BACKOFF_RATE,
+// longer than MESSAGE_RETENTION_PERIOD or than 12 h, or OPERATOR_QUEUE_URL
+// naming SQS_MAIN_URL. The DLQ is known only from the event: an
+// OPERATOR_QUEUE_URL naming it fails every record from it, with an error
+// log that names the variable.
 //
 // # Giving up on a message
 //
@@ -89,6 +98,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -140,7 +150,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.mainURL == "" {
 		return c, fmt.Errorf("%w: SQS_MAIN_URL is required", errConfig)
 	}
-	if c.operatorURL == c.mainURL {
+	if c.operatorURL != "" && sqsrule.SameQueue(c.operatorURL, c.mainURL) {
 		return c, fmt.Errorf("%w: OPERATOR_QUEUE_URL is SQS_MAIN_URL: escalations would be replayed", errConfig)
 	}
 	attempts, err := integer(getenv, "MAX_ATTEMPS", defaultMaxAttempts, 0, 1_000_000)
@@ -168,6 +178,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	c.retention = time.Duration(retention) * time.Second
+	// The first replay waits up to 2 × BACKOFF_RATE; a delay that cannot
+	// fit would fail every record on every invocation until retention
+	// deletes it, so such settings are refused here, at cold start.
+	switch first := 2 * c.backoffRate; {
+	case first > maxDelayCap:
+		return c, fmt.Errorf("%w: BACKOFF_RATE %d: the first replay waits up to 2 × BACKOFF_RATE = %v, beyond the 12 h SQS can hold a message; use at most %d",
+			errConfig, rate, first, int(maxDelayCap/time.Second)/2)
+	case first > c.retention:
+		return c, fmt.Errorf("%w: MESSAGE_RETENTION_PERIOD %d is shorter than the first replay's delay, up to 2 × BACKOFF_RATE = %d s: raise it, or use a BACKOFF_RATE of at most %d",
+			errConfig, retention, 2*rate, retention/2)
+	}
 	c.level = logLevel(getenv("LOG_LEVEL"))
 	switch v := strings.ToLower(strings.TrimSpace(getenv("REPORT_BATCH_ITEM_FAILURES"))); v {
 	case "", "false", "0":
@@ -175,6 +196,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.reportFailures = true
 	default:
 		return c, fmt.Errorf("%w: REPORT_BATCH_ITEM_FAILURES %q: want true or false", errConfig, v)
+	}
+	// Whatever else the replayer would refuse, refuse now, not at the
+	// first record.
+	if err := c.policy().Validate(); err != nil {
+		return c, fmt.Errorf("%w: %w", errConfig, err)
 	}
 	return c, nil
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,9 +73,38 @@ func TestLoadConfigRefusesBadSettings(t *testing.T) {
 		{"SQS_MAIN_URL", mainURL, "MESSAGE_RETENTION_PERIOD", "59"},
 		{"SQS_MAIN_URL", mainURL, "MESSAGE_RETENTION_PERIOD", "1209601"},
 		{"SQS_MAIN_URL", mainURL, "REPORT_BATCH_ITEM_FAILURES", "yes please"},
+		{"SQS_MAIN_URL", mainURL, "OPERATOR_QUEUE_URL", mainURL + "/"},
+		{"SQS_MAIN_URL", mainURL, "OPERATOR_QUEUE_URL", "https://eu-west-1.queue.amazonaws.com/210987654321/orders"},
 	} {
 		if _, err := loadConfig(env(e...)); !errors.Is(err, errConfig) {
 			t.Errorf("%v: expect an error matching errConfig, got %v", e, err)
+		}
+	}
+}
+
+// Settings whose delays cannot fit would fail every record on every
+// invocation until retention deletes it: they are refused at cold start,
+// naming the variable to change. The first replay waits up to
+// 2 × BACKOFF_RATE.
+func TestLoadConfigRefusesSettingsThatStrand(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		name string // the variable the error names; "" when accepted
+	}{
+		{[]string{"MESSAGE_RETENTION_PERIOD", "60", "BACKOFF_RATE", "31"}, "MESSAGE_RETENTION_PERIOD"},
+		{[]string{"MESSAGE_RETENTION_PERIOD", "60", "BACKOFF_RATE", "30"}, ""},
+		{[]string{"MESSAGE_RETENTION_PERIOD", "3600", "BACKOFF_RATE", "1801"}, "MESSAGE_RETENTION_PERIOD"},
+		{[]string{"MESSAGE_RETENTION_PERIOD", "1209600", "BACKOFF_RATE", "21601"}, "BACKOFF_RATE"},
+		{[]string{"MESSAGE_RETENTION_PERIOD", "1209600", "BACKOFF_RATE", "21600"}, ""},
+		{[]string{"BACKOFF_RATE", "100000"}, "BACKOFF_RATE"},
+		{[]string{"MAX_ATTEMPS", "0", "BACKOFF_RATE", "100000"}, "BACKOFF_RATE"},
+	} {
+		_, err := loadConfig(env(append([]string{"SQS_MAIN_URL", mainURL}, c.env...)...))
+		switch {
+		case c.name == "" && err != nil:
+			t.Errorf("%v: expect accepted, got %v", c.env, err)
+		case c.name != "" && (!errors.Is(err, errConfig) || !strings.Contains(err.Error(), c.name+" ")):
+			t.Errorf("%v: expect an errConfig naming %s, got %v", c.env, c.name, err)
 		}
 	}
 }
@@ -137,7 +167,10 @@ func TestDelayDistributionIsTheSamples(t *testing.T) {
 // MESSAGE_RETENTION_PERIOD above 12 h caps delays at 12 h, the longest a
 // message can wait in the DLQ; MAX_ATTEMPS 0 never replays.
 func TestPolicyBounds(t *testing.T) {
-	cfg, _ := loadConfig(env("SQS_MAIN_URL", mainURL, "BACKOFF_RATE", "100000", "MESSAGE_RETENTION_PERIOD", "1209600", "MAX_ATTEMPS", "30"))
+	cfg, err := loadConfig(env("SQS_MAIN_URL", mainURL, "BACKOFF_RATE", "21600", "MESSAGE_RETENTION_PERIOD", "1209600", "MAX_ATTEMPS", "30"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	p := cfg.policy()
 	worst := time.Duration(0)
 	for i := range 2000 {
@@ -146,7 +179,9 @@ func TestPolicyBounds(t *testing.T) {
 	if worst > 12*time.Hour || worst < 11*time.Hour {
 		t.Errorf("expect delays up to 12 h, the longest near it, got %v", worst)
 	}
-	cfg, _ = loadConfig(env("SQS_MAIN_URL", mainURL, "MAX_ATTEMPS", "0"))
+	if cfg, err = loadConfig(env("SQS_MAIN_URL", mainURL, "MAX_ATTEMPS", "0")); err != nil {
+		t.Fatal(err)
+	}
 	if d := cfg.policy().Decide(message("m-1", 0), time.Now()); d.Action != replay.Escalate || d.Reason != replay.AttemptsExhausted {
 		t.Errorf("expect MAX_ATTEMPS 0 to give up at once, got %+v", d)
 	}
