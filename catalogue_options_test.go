@@ -355,7 +355,7 @@ func replayOptionRows() []row {
 		opt("Sources routing to the operator queue", func(w *catWorld, o *replay.Options) {
 			o.Target, o.Sources = "", map[string]string{"arn:aws:sqs:us-east-1:123456789012:main": w.operator}
 		}),
-		policy("MaxAttempts -1", replay.Policy{MaxAttempts: -1}),
+		policy("MaxAttempts -2", replay.Policy{MaxAttempts: -2}),
 		policy("MaxAttempts 1,000,001", replay.Policy{MaxAttempts: 1_000_001}),
 		policy("MaxBackoff -1", replay.Policy{MaxBackoff: -1}),
 		policy("MaxBackoff 13h", replay.Policy{MaxBackoff: 13 * time.Hour}),
@@ -372,7 +372,7 @@ func replayOptionRows() []row {
 		opt("RateLimit +Inf", func(_ *catWorld, o *replay.Options) { o.RateLimit = math.Inf(1) }),
 		opt("RateLimit -1", func(_ *catWorld, o *replay.Options) { o.RateLimit = -1 }),
 		opt("Concurrency -1", func(_ *catWorld, o *replay.Options) { o.Concurrency = -1 }),
-		opt("Concurrency 101", func(_ *catWorld, o *replay.Options) { o.Concurrency = replay.MaxConcurrency + 1 }),
+		opt("Concurrency 101", func(_ *catWorld, o *replay.Options) { o.Concurrency = 101 }),
 		opt("WaitTime 1ns", func(_ *catWorld, o *replay.Options) { o.WaitTime = time.Nanosecond }),
 		opt("WaitTime 21s", func(_ *catWorld, o *replay.Options) { o.WaitTime = 21 * time.Second }),
 		opt("WaitTime 1.5s (SQS counts whole seconds)", func(_ *catWorld, o *replay.Options) { o.WaitTime = 1500 * time.Millisecond }),

@@ -74,7 +74,8 @@ type Policy struct {
 	// DefaultCounterAttribute.
 	CounterAttribute string
 	// MaxAttempts is how many replays a message gets before it is escalated:
-	// 0 (the default, 3) to 1,000,000.
+	// 1 to 1,000,000; 0 is the default, 3; NoReplays escalates every
+	// message at once.
 	MaxAttempts int
 	// Backoff gives the delay before each replay: Delay(n, prev) for replay
 	// n+1, so n counts from 0 as in every backoff.Strategy and
@@ -97,6 +98,10 @@ type Policy struct {
 	// replayed, and Restore gives the moved attribute back.
 	KeepAttributesInPlace bool
 }
+
+// NoReplays is the Policy.MaxAttempts that replays nothing: every message
+// is escalated at once, as AttemptsExhausted.
+const NoReplays = -1
 
 func (p Policy) resolved() Policy {
 	if p.CounterAttribute == "" {
@@ -121,8 +126,8 @@ func (p Policy) resolved() Policy {
 // ErrConfig.
 func (p Policy) Validate() error {
 	switch {
-	case p.MaxAttempts < 0 || p.MaxAttempts > counterSanityLimit:
-		return configError("MaxAttempts %d must be 0 to %d", p.MaxAttempts, counterSanityLimit)
+	case p.MaxAttempts < NoReplays || p.MaxAttempts > counterSanityLimit:
+		return configError("MaxAttempts %d must be 0 (the default), NoReplays (%d) or 1 to %d", p.MaxAttempts, NoReplays, counterSanityLimit)
 	case p.MaxBackoff < 0 || p.MaxBackoff > sqsrule.MaxVisibility:
 		return configError("MaxBackoff %v must be 0 to 12h", p.MaxBackoff)
 	case p.MaxMessageBytes != 0 && (p.MaxMessageBytes < sqsrule.MinMessageBytesAttr || p.MaxMessageBytes > sqsrule.MaxMessageBytes):
@@ -134,7 +139,7 @@ func (p Policy) Validate() error {
 	}
 	if p.Backoff != nil {
 		if err := backoff.Validate(p.Backoff); err != nil {
-			return configError("Backoff: %v", err)
+			return configError("Backoff: %w", err)
 		}
 	}
 	return nil
@@ -209,7 +214,10 @@ func (p Policy) Decide(m *types.Message, now time.Time) Decision {
 		return escalate(InvalidCounter, "%v", err)
 	}
 	d.Attempt = count + 1
-	if d.Attempt > p.MaxAttempts {
+	switch {
+	case p.MaxAttempts == NoReplays:
+		return escalate(AttemptsExhausted, "the policy replays nothing (NoReplays)")
+	case d.Attempt > p.MaxAttempts:
 		return escalate(AttemptsExhausted, "replayed %d times, the maximum is %d", count, p.MaxAttempts)
 	}
 	user := userAttributes(m.MessageAttributes, p.CounterAttribute)

@@ -193,7 +193,7 @@ func TestUserAttributesClearsListFields(t *testing.T) {
 }
 
 func TestPolicyValidate(t *testing.T) {
-	for _, p := range []Policy{{MaxAttempts: -1}, {MaxBackoff: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
+	for _, p := range []Policy{{MaxAttempts: -2}, {MaxBackoff: -1}, {MaxMessageBytes: 2 << 20}, {CounterAttribute: "AWS.bad"}, {Backoff: backoff.Constant{D: -1}}} {
 		if err := p.Validate(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: expect ErrConfig, got %v", p, err)
 		}
@@ -223,6 +223,25 @@ func TestInvalidMetadataKeepsTheOriginals(t *testing.T) {
 		delete(attrs, DefaultCounterAttribute)
 		if d := (Policy{}).Decide(dlqMessage("m-1", attrs), now); d.Reason != InvalidMetadata {
 			t.Errorf("%s: expect InvalidMetadata, got %v %q", bad, d.Action, d.Reason)
+		}
+	}
+}
+
+// NoReplays is one setting for "escalate without replaying": the first
+// receive escalates as AttemptsExhausted, whatever the counter says, and
+// the Backoff is never asked.
+func TestNoReplaysEscalatesAtOnce(t *testing.T) {
+	p := Policy{MaxAttempts: NoReplays, Backoff: backoff.Constant{D: time.Hour}}
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, counter := range []string{"", "0", "5"} {
+		m := &types.Message{MessageId: aws.String("m-1"), Body: aws.String("x")}
+		if counter != "" {
+			m.MessageAttributes = map[string]types.MessageAttributeValue{DefaultCounterAttribute: {DataType: aws.String("Number"), StringValue: aws.String(counter)}}
+		}
+		if d := p.Decide(m, time.Now()); d.Action != Escalate || d.Reason != AttemptsExhausted || d.Delay != 0 {
+			t.Errorf("counter %q: expect an escalation as AttemptsExhausted, got %v %q (%s)", counter, d.Action, d.Reason, d.Detail)
 		}
 	}
 }

@@ -37,13 +37,13 @@ var _ API = (*sqs.Client)(nil)
 // ErrConfig matches every invalid option with errors.Is.
 var ErrConfig = errors.New("replay: invalid options")
 
-// DefaultConcurrency is how many batches a Replayer keeps in flight unless
+// defaultConcurrency is how many batches a Replayer keeps in flight unless
 // told otherwise: at 10 ms a call, sixteen batches of ten move several
 // thousand messages a second.
-const DefaultConcurrency = 16
+const defaultConcurrency = 16
 
-// MaxConcurrency bounds Options.Concurrency.
-const MaxConcurrency = 100
+// maxConcurrency bounds Options.Concurrency.
+const maxConcurrency = 100
 
 // Options configure a Replayer. Zero values mean the defaults. The
 // replayer runs on package consumer's engine: the rules of its options
@@ -71,10 +71,9 @@ type Options struct {
 	// seconds from 1 s to 12 h. Default 60 s.
 	VisibilityTimeout time.Duration
 	// Concurrency is how many batches (one receive of up to ten messages
-	// each) are handled at once: 1 to MaxConcurrency. Default
-	// DefaultConcurrency (16). On a FIFO DLQ, SQS keeps a group in one
-	// batch at a time, and within a batch a group's messages are sent in
-	// order.
+	// each) are handled at once: 1 to 100. Default 16. On a FIFO DLQ, SQS
+	// keeps a group in one batch at a time, and within a batch a group's
+	// messages are sent in order.
 	Concurrency int
 	// RateLimit caps the messages per second taken from the DLQ
 	// (consumer.Options.RateLimit): every message received counts, whether
@@ -96,13 +95,6 @@ type Options struct {
 	// server error), as consumer.Options.ReceiveBackoff. Default FullJitter,
 	// 100 ms base, 10 s cap.
 	ReceiveBackoff backoff.Strategy
-	// Propagator, when set, extracts each DLQ message's trace context (its
-	// AWSTraceHeader, and String attributes such as traceparent) into its
-	// ctx: its hooks' and its process span's parent, so the decision shows
-	// in the producer's trace. Either way the replayer sends a message on
-	// with its AWSTraceHeader and trace attributes as they are. Default
-	// none.
-	Propagator Propagator
 	// TracerProvider, when set, records the consumer's spans ("receive
 	// <dlq>", "process <dlq>" per message, with its decision:
 	// sqskit.replay.outcome, sqskit.replay.reason, sqskit.replay.attempt;
@@ -118,6 +110,13 @@ type Options struct {
 	// none: smithy-go's interface (smithyotelmetrics.Adapt for
 	// OpenTelemetry).
 	MeterProvider metrics.MeterProvider
+	// Propagator, when set, extracts each DLQ message's trace context (its
+	// AWSTraceHeader, and String attributes such as traceparent) into its
+	// ctx: its hooks' and its process span's parent, so the decision shows
+	// in the producer's trace. Either way the replayer sends a message on
+	// with its AWSTraceHeader and trace attributes as they are. Default
+	// none.
+	Propagator handler.Propagator
 	// Logger receives decisions and failures, never bodies or attribute
 	// values. Default silent.
 	Logger *slog.Logger
@@ -290,10 +289,10 @@ func validateQueues(dlq, operator string, o Options) error {
 
 // resolve checks what the consumer does not and fills in the defaults.
 func resolve(o *Options) error {
-	if o.Concurrency < 0 || o.Concurrency > MaxConcurrency {
-		return configError("Concurrency %d must be 0 (the default) to %d", o.Concurrency, MaxConcurrency)
+	if o.Concurrency < 0 || o.Concurrency > maxConcurrency {
+		return configError("Concurrency %d must be 0 (the default) to %d", o.Concurrency, maxConcurrency)
 	}
-	o.Concurrency = cmp.Or(o.Concurrency, DefaultConcurrency)
+	o.Concurrency = cmp.Or(o.Concurrency, defaultConcurrency)
 	o.WaitTime = cmp.Or(o.WaitTime, sqsrule.MaxWaitSeconds*time.Second)
 	o.VisibilityTimeout = cmp.Or(o.VisibilityTimeout, time.Minute)
 	if o.Logger == nil {

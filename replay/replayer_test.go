@@ -282,7 +282,7 @@ func TestReplayOptions(t *testing.T) {
 		func(o *replay.Options) { o.Sources = map[string]string{"arn": "url"} },
 		func(o *replay.Options) { o.RateLimit = -1 },
 		func(o *replay.Options) { o.WaitTime = 30 * time.Second },
-		func(o *replay.Options) { o.Policy.MaxAttempts = -1 },
+		func(o *replay.Options) { o.Policy.MaxAttempts = -2 }, // -1 is NoReplays
 	} {
 		_, err := replay.New(api, "dlq-url", "ops", func(o *replay.Options) { o.Target = "main" }, fn)
 		if (err == nil) != (i == 0) {

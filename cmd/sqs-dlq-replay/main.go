@@ -237,12 +237,12 @@ func logLevel(name string) slog.Level {
 // message is given up after maxAttempts replays (0: never replayed).
 func (c config) policy() replay.Policy {
 	limit := min(c.retention, maxDelayCap)
-	// Replay n waits Backoff.Delay(n-1): a base of 2·rate gives rate·2^n.
-	var s backoff.Strategy = wholeSeconds{backoff.FullJitter{Base: 2 * c.backoffRate, Cap: limit}}
-	if c.maxAttempts == 0 {
-		s = backoff.MaxAttempts{S: s, N: 0}
+	attempts := c.maxAttempts
+	if attempts == 0 {
+		attempts = replay.NoReplays
 	}
-	return replay.Policy{MaxAttempts: max(c.maxAttempts, 1), Backoff: s, MaxBackoff: limit}
+	// Replay n waits Backoff.Delay(n-1): a base of 2·rate gives rate·2^n.
+	return replay.Policy{MaxAttempts: attempts, Backoff: wholeSeconds{backoff.FullJitter{Base: 2 * c.backoffRate, Cap: limit}}, MaxBackoff: limit}
 }
 
 // wholeSeconds rounds a strategy's delays down to whole seconds, as the
