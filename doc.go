@@ -3,6 +3,16 @@
 // every package takes the *sqs.Client you already have (or anything with the
 // same methods) through a small interface it declares itself.
 //
+// Where to start:
+//
+//   - to consume a queue in a service: package consumer, with handlers
+//     written against package handler; in AWS Lambda: handler.NewLambda;
+//   - to send to any queue, standard or FIFO: fifo.Sender (Send,
+//     SendBatch) and its Batcher for many concurrent callers; the package
+//     is named for the hard case it gets right, not only for FIFO queues;
+//   - to move messages back from a dead-letter queue: package replay;
+//   - to test any of it without AWS: package sqsfake.
+//
 // The packages:
 //
 //   - sqsfake: an in-memory SQS with the service's behaviour (visibility,
@@ -15,9 +25,10 @@
 //     compatible with github.com/cenkalti/backoff/v4, with a retry budget.
 //   - replay: dead-letter-queue replay with an attempt counter, growing
 //     jittered delays and escalation to an operator queue.
-//   - fifo: a sender for FIFO and standard queues: group ids, deduplication
-//     ids, ordered batching, retries inside the deduplication window, trace
-//     context; and a receiver that reuses ReceiveRequestAttemptId.
+//   - fifo: the sender for every queue, FIFO and standard: validation,
+//     batching with several calls in flight, retries, and on FIFO queues
+//     group ids, deduplication ids, order-keeping batches and retries
+//     inside the deduplication window; trace context.
 //   - handler: the handler contract (Message, Handler, middleware) and a
 //     lean Lambda adapter reporting partial batch failures, which links no
 //     SQS client.
@@ -25,8 +36,8 @@
 //
 // Every package takes an optional TracerProvider and MeterProvider (smithy-
 // go's interfaces, as the SDK's clients do: OpenTelemetry plugs in through
-// smithy-go's adapters) and a Propagator that carries trace context across
-// the queue.
+// smithy-go's adapters) and a handler.Propagator that carries trace context
+// across the queue; docs/telemetry.md lists every span and metric.
 //
 // How they compose: a producer sends through fifo to a main queue; consumer
 // handles its messages; SQS moves poison messages to a dead-letter queue
