@@ -1,6 +1,9 @@
 package sqsrule
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSameQueueComparesQueuesNotSpellings(t *testing.T) {
 	const q = "https://sqs.eu-west-1.amazonaws.com/210987654321/orders"
@@ -35,4 +38,27 @@ func TestSameQueueComparesQueuesNotSpellings(t *testing.T) {
 			t.Errorf("SameQueue(%q, %q) = %v, want %v (not symmetric)", c.b, c.a, got, c.same)
 		}
 	}
+}
+
+// SameQueue is an equivalence on anything it is given, never panics, and
+// does not depend on how a queue URL's trailing slash or host case are
+// written.
+func FuzzSameQueue(f *testing.F) {
+	f.Add("https://sqs.eu-west-1.amazonaws.com/210987654321/orders", "https://eu-west-1.queue.amazonaws.com/210987654321/orders/")
+	f.Add("http://127.0.0.1:9324/000000000000/q", "http://127.0.0.1:9324/000000000000/q.fifo")
+	f.Add("https://queue.amazonaws.com/1/a", "%zz")
+	f.Add("", "/")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !SameQueue(a, a) || !SameQueue(b, b) {
+			t.Fatalf("not reflexive: %q, %q", a, b)
+		}
+		if SameQueue(a, b) != SameQueue(b, a) {
+			t.Fatalf("not symmetric: %q, %q", a, b)
+		}
+		if _, ok := parseQueueURL(a); ok {
+			if !SameQueue(a, a+"/") || !SameQueue(a, strings.ToUpper(a[:strings.Index(a, "://")+3])+a[strings.Index(a, "://")+3:]) {
+				t.Fatalf("a queue URL differs from itself respelled: %q", a)
+			}
+		}
+	})
 }
