@@ -45,7 +45,7 @@ func (b ByError) DelayFor(attempt int, prev time.Duration, err error) time.Durat
 	if d == Stop || b.MaxHint <= 0 {
 		return d
 	}
-	if hint, ok := RetryHint(err); ok && hint > d {
+	if hint, ok := retryHint(err); ok && hint > d {
 		return min(hint, b.MaxHint)
 	}
 	return d
@@ -77,10 +77,10 @@ func IsThrottle(err error) bool {
 	return errors.As(err, &respErr) && respErr.HTTPStatusCode() == http.StatusTooManyRequests
 }
 
-// RetryHint returns how long the server asked the caller to wait: an error
+// retryHint returns how long the server asked the caller to wait: an error
 // with a RetryAfter() time.Duration method, or an HTTP response with a
 // Retry-After header in seconds or as a date.
-func RetryHint(err error) (time.Duration, bool) {
+func retryHint(err error) (time.Duration, bool) {
 	var hinted interface{ RetryAfter() time.Duration }
 	if errors.As(err, &hinted) {
 		return max(hinted.RetryAfter(), 0), true
