@@ -59,6 +59,7 @@ func delayCases() []testCase {
 		{name: "delay/out-of-range", needs: []Capability{DelayValidation}, run: func(t *testing.T, e *env) {
 			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), DelaySeconds: 901})
 			e.wantCode(t, err, "InvalidParameterValue")
+			wantOwnWords(t, "DelaySeconds 901", err)
 		}},
 	}
 }
