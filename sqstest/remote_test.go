@@ -28,6 +28,23 @@ func TestConformanceFauxqs(t *testing.T) {
 	sqstest.Run(t, sqstest.Harness{Client: emu.Client(), Prefix: "sqskit-", Skip: fauxqs.Skips(), PrefixedErrorCodes: true})
 }
 
+// fauxqs's skips name cases of the suite and give reasons, checked where
+// the emulator is not installed too.
+func TestFauxqsSkipsNameCasesWithReasons(t *testing.T) {
+	names := map[string]bool{}
+	for _, n := range sqstest.Names() {
+		names[n] = true
+	}
+	for name, reason := range fauxqs.Skips() {
+		if !names[name] {
+			t.Errorf("fauxqs.Skips names %q: expect a case of sqstest.Names", name)
+		}
+		if reason == "" {
+			t.Errorf("fauxqs.Skips[%q]: expect a reason, got none", name)
+		}
+	}
+}
+
 // TestConformanceEndpoint runs the suite against another SQS: the emulator
 // at SQSKIT_SQS_ENDPOINT or SQSKIT_ENDPOINT (the examples' variable), or
 // real AWS with SQSKIT_AWS=1 (the default credential chain and region). It
