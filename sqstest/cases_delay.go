@@ -16,7 +16,7 @@ func caseDelayPerMessage(t *testing.T, e *env) {
 	e.send(t, url, "later", delaySeconds(1))
 	e.send(t, url, "now")
 	equalSlices(t, "before the delay", []string{"now"}, bodies(e.receive(t, url)))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equalSlices(t, "after the delay", []string{"later"}, bodies(e.receive(t, url)))
 }
 
@@ -26,14 +26,14 @@ func caseDelayQueueDefault(t *testing.T, e *env) {
 	equal(t, "before the delay", 0, len(e.receive(t, url)))
 	_, _, delayed := e.counts(t, url)
 	equal(t, "delayed", 1, delayed)
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "after the delay", 1, len(e.receive(t, url)))
 }
 
 func caseDelayPerMessageOverridesQueue(t *testing.T, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "900"})
 	e.send(t, url, "body", delaySeconds(1))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "after the message's delay", 1, len(e.receive(t, url)))
 }
 

@@ -55,7 +55,7 @@ func caseFIFOQueueDelayApplies(t *testing.T, e *env) {
 	url := e.fifo(t, map[string]string{"DelaySeconds": "1"})
 	e.sendFIFO(t, url, "g", "a")
 	equal(t, "before the delay", 0, len(e.receive(t, url)))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "after the delay", 1, len(e.receive(t, url)))
 }
 
@@ -159,10 +159,10 @@ func caseFIFODedupWindowEnds(t *testing.T, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "again")
 	e.drainFIFO(t, url)
-	e.advance(t, 4*time.Minute+59*time.Second)
+	e.advance(4*time.Minute + 59*time.Second)
 	e.sendFIFO(t, url, "g", "again")
 	equal(t, "inside the window", 0, len(e.drainFIFO(t, url)))
-	e.advance(t, 2*time.Second)
+	e.advance(2 * time.Second)
 	e.sendFIFO(t, url, "g", "again")
 	equal(t, "after the window", 1, len(e.drainFIFO(t, url)))
 }
@@ -231,7 +231,7 @@ func caseFIFOAttemptIDWindow(t *testing.T, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	first := e.receive(t, url, attemptID("attempt-3"), visibility(600))
-	e.advance(t, 5*time.Minute+time.Second)
+	e.advance(5*time.Minute + time.Second)
 	retry := e.receive(t, url, attemptID("attempt-3"))
 	equal(t, "past 5 minutes the id is a new receive; the message is still in flight", 0, len(retry))
 	equal(t, "first", 1, len(first))
@@ -241,7 +241,7 @@ func caseFIFODeleteWithExpiredHandle(t *testing.T, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	got := e.receive(t, url, visibility(1))
-	e.advance(t, 2*time.Second)
+	e.advance(2 * time.Second)
 	_, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: got[0].ReceiptHandle})
 	e.wantCode(t, err, "InvalidParameterValue")
 }

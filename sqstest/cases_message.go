@@ -133,7 +133,7 @@ func caseMessageReceiveCountAndHandleChangeOnRedelivery(t *testing.T, e *env) {
 	e.send(t, url, "body")
 	first := e.receive(t, url, visibility(1))
 	equal(t, "first receive", 1, len(first))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	second := e.receive(t, url, visibility(1))
 	equal(t, "second receive", 1, len(second))
 	equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
@@ -146,9 +146,9 @@ func caseMessageReceiveCountAndHandleChangeOnRedelivery(t *testing.T, e *env) {
 func caseMessageRetentionExpiry(t *testing.T, e *env) {
 	url := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
 	e.send(t, url, "old")
-	e.advance(t, 59*time.Second)
+	e.advance(59 * time.Second)
 	e.send(t, url, "new")
-	e.advance(t, 2*time.Second)
+	e.advance(2 * time.Second)
 	equalSlices(t, "bodies", []string{"new"}, bodies(e.receive(t, url)))
 }
 

@@ -34,7 +34,7 @@ func (e *env) deadLettered(t *testing.T, n int) (src, dlq string, ids []string) 
 		}
 		got += len(msgs)
 	}
-	e.advance(t, seconds(1.2))
+	e.advance(seconds(1.2))
 	for range 20 {
 		e.receive(t, src) // receives past maxReceiveCount move the messages
 		if v, _, _ := e.counts(t, dlq); v == n {
@@ -70,7 +70,7 @@ func (e *env) awaitMove(t *testing.T, sourceArn, status string) types.ListMessag
 		if got := e.moveTasks(t, sourceArn, 1); len(got) == 1 && aws.ToString(got[0].Status) == status {
 			return got[0]
 		}
-		e.advance(t, time.Second)
+		e.advance(time.Second)
 	}
 	t.Fatalf("expect the move task to reach %s", status)
 	return types.ListMessageMoveTasksResultEntry{}
@@ -138,7 +138,7 @@ func caseMoveRateLimitsProgress(t *testing.T, e *env) {
 	_, dlq, _ := e.deadLettered(t, 5)
 	dlqArn := e.arn(t, dlq)
 	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-	e.advance(t, 2*time.Second)
+	e.advance(2 * time.Second)
 	task := e.moveTasks(t, dlqArn, 1)[0]
 	equal(t, "status after 2 s", "RUNNING", aws.ToString(task.Status))
 	equal(t, "moved after 2 s at 1/s", int64(2), task.ApproximateNumberOfMessagesMoved)
@@ -148,7 +148,7 @@ func caseMoveRateLimitsProgress(t *testing.T, e *env) {
 	}
 	v, _, _ := e.counts(t, dlq)
 	equal(t, "left in the dead-letter queue", 3, v)
-	e.advance(t, 3*time.Second)
+	e.advance(3 * time.Second)
 	equal(t, "status after 5 s", "COMPLETED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
 }
 
@@ -156,13 +156,13 @@ func caseMoveCancelStopsMoving(t *testing.T, e *env) {
 	src, dlq, _ := e.deadLettered(t, 3)
 	dlqArn := e.arn(t, dlq)
 	handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-	e.advance(t, time.Second)
+	e.advance(time.Second)
 	out, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)})
 	if err != nil {
 		t.Fatalf("cancel: %v", err)
 	}
 	equal(t, "moved before the cancel", int64(1), out.ApproximateNumberOfMessagesMoved)
-	e.advance(t, 5*time.Second)
+	e.advance(5 * time.Second)
 	equal(t, "status", "CANCELLED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
 	v, _, _ := e.counts(t, dlq)
 	equal(t, "left in the dead-letter queue", 2, v)

@@ -70,7 +70,7 @@ func casePollReturnsEmptyWhenWaitEnds(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	done := e.poll(e.ctx(), url, wait(1))
 	e.waitForPollers(t, 1)
-	e.advance(t, seconds(1.2))
+	e.advance(seconds(1.2))
 	msgs := awaitMessages(t, done)
 	equal(t, "received", 0, len(msgs))
 }
@@ -81,7 +81,7 @@ func casePollWakesWhenVisibilityExpires(t *testing.T, e *env) {
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
 	done := e.poll(e.ctx(), url, wait(5))
 	e.waitForPollers(t, 1)
-	e.advance(t, seconds(1.1))
+	e.advance(seconds(1.1))
 	msgs := awaitMessages(t, done)
 	equal(t, "received after expiry", 1, len(msgs))
 }
@@ -91,7 +91,7 @@ func casePollWakesWhenDelayEnds(t *testing.T, e *env) {
 	e.send(t, url, "body", delaySeconds(1))
 	done := e.poll(e.ctx(), url, wait(5))
 	e.waitForPollers(t, 1)
-	e.advance(t, seconds(1.1))
+	e.advance(seconds(1.1))
 	msgs := awaitMessages(t, done)
 	equal(t, "received after delay", 1, len(msgs))
 }
@@ -123,7 +123,7 @@ func casePollFIFOWakesWhenVisibilityExpires(t *testing.T, e *env) {
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
 	done := e.poll(e.ctx(), url, wait(5))
 	e.waitForPollers(t, 1)
-	e.advance(t, seconds(1.1))
+	e.advance(seconds(1.1))
 	msgs := awaitMessages(t, done)
 	equalSlices(t, "received once the visibility timeout expired", []string{"body"}, bodies(msgs))
 }

@@ -220,7 +220,7 @@ func caseQueueRecreatedQueueNeverHonoursOldReceiptHandles(t *testing.T, e *env) 
 	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("delete queue: %v", err)
 	}
-	e.advance(t, 61*time.Second)
+	e.advance(61 * time.Second)
 	url = create()
 	t.Cleanup(func() { _, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}) })
 	e.send(t, url, "new")
@@ -230,7 +230,7 @@ func caseQueueRecreatedQueueNeverHonoursOldReceiptHandles(t *testing.T, e *env) 
 		t.Fatal("expect receipt handles never to repeat across queues of one name")
 	}
 	_, _ = e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: old[0].ReceiptHandle})
-	e.advance(t, 2*time.Second)
+	e.advance(2 * time.Second)
 	equalSlices(t, "the new message survives a delete with the old handle", []string{"new"}, bodies(e.receive(t, url)))
 }
 

@@ -26,7 +26,7 @@ func (e *env) failTimes(t *testing.T, url string, n int) types.Message {
 			t.Fatalf("receive %d: expect 1 message, got %d", i+1, len(got))
 		}
 		last = got[0]
-		e.advance(t, seconds(1.2))
+		e.advance(seconds(1.2))
 	}
 	return last
 }
@@ -87,12 +87,12 @@ func caseRedriveStandardDLQKeepsTheEnqueueTime(t *testing.T, e *env) {
 	dlq := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	e.send(t, src, "old")
-	e.advance(t, 50*time.Second)
+	e.advance(50 * time.Second)
 	e.failTimes(t, src, 1)
 	e.receive(t, src)
 	v, _, _ := e.counts(t, dlq)
 	equal(t, "in the DLQ", 1, v)
-	e.advance(t, 10*time.Second) // 61 s after the send, 10 s after the move
+	e.advance(10 * time.Second) // 61 s after the send, 10 s after the move
 	v, _, _ = e.counts(t, dlq)
 	equal(t, "expired from a standard DLQ by its original enqueue time", 0, v)
 }
@@ -101,10 +101,10 @@ func caseRedriveFIFODLQRestartsRetention(t *testing.T, e *env) {
 	dlq := e.fifo(t, map[string]string{"MessageRetentionPeriod": "60"})
 	src := e.fifo(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	e.sendFIFO(t, src, "g", "old")
-	e.advance(t, 50*time.Second)
+	e.advance(50 * time.Second)
 	e.failTimes(t, src, 1)
 	e.receive(t, src)
-	e.advance(t, 10*time.Second)
+	e.advance(10 * time.Second)
 	v, _, _ := e.counts(t, dlq)
 	equal(t, "kept by a FIFO DLQ, which restarts the period", 1, v)
 }

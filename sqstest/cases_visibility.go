@@ -20,7 +20,7 @@ func caseVisibilityRedeliveredAfterTimeout(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "after timeout", 1, len(e.receive(t, url)))
 }
 
@@ -29,7 +29,7 @@ func caseVisibilityQueueDefaultApplies(t *testing.T, e *env) {
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url)))
 	equal(t, "while hidden", 0, len(e.receive(t, url)))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "after the queue's timeout", 1, len(e.receive(t, url)))
 }
 
@@ -51,7 +51,7 @@ func caseVisibilityExtendKeepsHidden(t *testing.T, e *env) {
 	if err := e.changeVisibility(url, got[0], 30); err != nil {
 		t.Fatalf("change visibility: %v", err)
 	}
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "received after the original timeout", 0, len(e.receive(t, url)))
 }
 
@@ -59,13 +59,13 @@ func caseVisibilityChangeCountsFromTheCall(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(60))
-	e.advance(t, 50*time.Second)
+	e.advance(50 * time.Second)
 	if err := e.changeVisibility(url, got[0], 20); err != nil {
 		t.Fatalf("change visibility: %v", err)
 	}
-	e.advance(t, 15*time.Second)
+	e.advance(15 * time.Second)
 	equal(t, "15 s after a 20 s change", 0, len(e.receive(t, url)))
-	e.advance(t, 6*time.Second)
+	e.advance(6 * time.Second)
 	equal(t, "21 s after a 20 s change", 1, len(e.receive(t, url)))
 }
 
@@ -73,7 +73,7 @@ func caseVisibilityNotInFlight(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(1))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	err := e.changeVisibility(url, got[0], 10)
 	wantType[types.MessageNotInflight](t, err)
 }
@@ -82,7 +82,7 @@ func caseVisibilityTwelveHourCap(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(43200))
-	e.advance(t, time.Hour)
+	e.advance(time.Hour)
 	e.wantCode(t, e.changeVisibility(url, got[0], 43200), "InvalidParameterValue")
 	if err := e.changeVisibility(url, got[0], 11*3600); err != nil {
 		t.Fatalf("expect an extension within 12 h of the receive to pass: %v", err)
@@ -110,7 +110,7 @@ func caseVisibilityDeleteAfterTimeoutOnStandard(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(1))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	e.delete(t, url, got[0])
 	equal(t, "received after delete", 0, len(e.receive(t, url)))
 }
@@ -119,7 +119,7 @@ func caseVisibilityStaleHandleDeleteSucceeds(t *testing.T, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	first := e.receive(t, url, visibility(1))
-	e.advance(t, seconds(1.5))
+	e.advance(seconds(1.5))
 	equal(t, "received again", 1, len(e.receive(t, url)))
 	// SQS documents that the call succeeds; whether it deletes is not
 	// promised.

@@ -68,7 +68,7 @@ func (e *env) queueName(base string) string {
 }
 
 // advance lets d pass: it moves the clock, or sleeps.
-func (e *env) advance(_ *testing.T, d time.Duration) {
+func (e *env) advance(d time.Duration) {
 	if e.h.Clock != nil {
 		e.h.Clock.Advance(d)
 		return
