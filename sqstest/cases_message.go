@@ -25,207 +25,220 @@ func withAttrs(a map[string]types.MessageAttributeValue) func(*sqs.SendMessageIn
 	return func(in *sqs.SendMessageInput) { in.MessageAttributes = a }
 }
 
-func messageCases() []testCase {
-	return []testCase{
-		{name: "message/send-receive-delete", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			body := "hello, sqs ✓ \t\n"
-			sent := e.send(t, url, body)
-			equal(t, "MD5OfMessageBody", sqsrule.MD5OfBody(body), aws.ToString(sent.MD5OfMessageBody))
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			equal(t, "body", body, aws.ToString(got[0].Body))
-			equal(t, "message id", aws.ToString(sent.MessageId), aws.ToString(got[0].MessageId))
-			equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
-			e.delete(t, url, got[0])
-			v, f, _ := e.counts(t, url)
-			equal(t, "left", 0, v+f)
-		}},
-		{name: "message/empty-receive-returns-at-once", run: func(t *testing.T, e *env) {
-			equal(t, "received", 0, len(e.receive(t, e.queue(t, nil))))
-		}},
-		{name: "message/ids-are-unique", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			seen := map[string]bool{}
-			for i := range 20 {
-				id := aws.ToString(e.send(t, url, "m"+strconv.Itoa(i)).MessageId)
-				if id == "" || seen[id] {
-					t.Fatalf("expect a new message id, got %q", id)
-				}
-				seen[id] = true
-			}
-		}},
-		{name: "message/attributes-round-trip", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			attrs := map[string]types.MessageAttributeValue{
-				"s":          str("String", "text ✓"),
-				"n":          str("Number", "-12.5e3"),
-				"b":          bin("Binary", []byte{0, 1, 2, 0xff, 0xfe}),
-				"custom-num": str("Number.int", "42"),
-				"custom.str": str("String.json", `{"a":1}`),
-				"custom_bin": bin("Binary.gzip", []byte{0x1f, 0x8b, 0}),
-			}
-			sent := e.send(t, url, "body", withAttrs(attrs))
-			equal(t, "MD5OfMessageAttributes on send", sqsrule.MD5OfAttributes(attrs), aws.ToString(sent.MD5OfMessageAttributes))
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			equal(t, "MD5OfMessageAttributes on receive", sqsrule.MD5OfAttributes(attrs), aws.ToString(got[0].MD5OfMessageAttributes))
-			equal(t, "attribute count", len(attrs), len(got[0].MessageAttributes))
-			for name, want := range attrs {
-				v := got[0].MessageAttributes[name]
-				equal(t, name+" type", aws.ToString(want.DataType), aws.ToString(v.DataType))
-				equal(t, name+" string", aws.ToString(want.StringValue), aws.ToString(v.StringValue))
-				if !bytes.Equal(want.BinaryValue, v.BinaryValue) {
-					t.Fatalf("%s binary: expect %x, got %x", name, want.BinaryValue, v.BinaryValue)
-				}
-			}
-		}},
-		{name: "message/attribute-selection", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{
-				"trace.id": str("String", "1"), "trace.span": str("String", "2"), "other": str("String", "3"),
-			}))
-			got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"trace.*"} })
-			equal(t, "received", 1, len(got))
-			equal(t, "selected by prefix", 2, len(got[0].MessageAttributes))
-			if _, ok := got[0].MessageAttributes["other"]; ok {
-				t.Fatal("expect attribute other not to be returned")
-			}
-		}},
-		{name: "message/no-attributes-unless-asked", needs: []Capability{AttributeSelection}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"a": str("String", "1")}))
-			got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) {
-				in.MessageAttributeNames = nil
-				in.MessageSystemAttributeNames = nil
-			})
-			equal(t, "received", 1, len(got))
-			equal(t, "message attributes", 0, len(got[0].MessageAttributes))
-			if _, ok := got[0].Attributes["SentTimestamp"]; ok {
-				t.Fatal("expect no system attributes when none were asked for")
-			}
-		}},
-		{name: "message/system-attributes", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			a := got[0].Attributes
-			equal(t, "ApproximateReceiveCount", "1", a["ApproximateReceiveCount"])
-			for _, k := range []string{"SentTimestamp", "ApproximateFirstReceiveTimestamp"} {
-				ms, err := strconv.ParseInt(a[k], 10, 64)
-				if err != nil || ms <= 0 {
-					t.Fatalf("expect %s in epoch milliseconds, got %q", k, a[k])
-				}
-			}
-			only := e.receive(t, url, func(in *sqs.ReceiveMessageInput) {
-				in.MessageSystemAttributeNames = []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}
-			})
-			equal(t, "received while in flight", 0, len(only))
-		}},
-		{name: "message/receive-count-and-handle-change-on-redelivery", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			first := e.receive(t, url, visibility(1))
-			equal(t, "first receive", 1, len(first))
-			e.h.Advance(t, seconds(1.5))
-			second := e.receive(t, url, visibility(1))
-			equal(t, "second receive", 1, len(second))
-			equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
-			equal(t, "first receive timestamp kept", first[0].Attributes["ApproximateFirstReceiveTimestamp"], second[0].Attributes["ApproximateFirstReceiveTimestamp"])
-			if aws.ToString(first[0].ReceiptHandle) == aws.ToString(second[0].ReceiptHandle) {
-				t.Fatal("expect a new receipt handle on every receive")
-			}
-		}},
-		{name: "message/retention-expiry", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
-			e.send(t, url, "old")
-			e.h.Advance(t, 59*time.Second)
-			e.send(t, url, "new")
-			e.h.Advance(t, 2*time.Second)
-			equalSlices(t, "bodies", []string{"new"}, bodies(e.receive(t, url)))
-		}},
-		{name: "message/trace-header-system-attribute", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
-			e.send(t, url, "body", func(in *sqs.SendMessageInput) {
-				in.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(header)}}
-			})
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			equal(t, "AWSTraceHeader", header, got[0].Attributes["AWSTraceHeader"])
-		}},
-		{name: "message/md5-of-system-attributes", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")}}
-			sent := e.send(t, url, "body", func(in *sqs.SendMessageInput) { in.MessageSystemAttributes = system })
-			equal(t, "MD5OfMessageSystemAttributes", sqsrule.MD5OfSystemAttributes(system), aws.ToString(sent.MD5OfMessageSystemAttributes))
-			plain := e.send(t, url, "body")
-			equal(t, "MD5OfMessageSystemAttributes without any", "", aws.ToString(plain.MD5OfMessageSystemAttributes))
-		}},
-		{name: "message/batch-md5-of-system-attributes", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-abc;Sampled=0")}}
-			es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
-			es[0].MessageSystemAttributes = system
-			out, err := e.sendBatch(url, es)
-			if err != nil || len(out.Successful) != 2 {
-				t.Fatalf("send batch: %v", err)
-			}
-			for _, ok := range out.Successful {
-				want := ""
-				if aws.ToString(ok.Id) == "e0" {
-					want = sqsrule.MD5OfSystemAttributes(system)
-				}
-				equal(t, "MD5OfMessageSystemAttributes of "+aws.ToString(ok.Id), want, aws.ToString(ok.MD5OfMessageSystemAttributes))
-			}
-		}},
-		{name: "message/only-trace-header-may-be-sent", needs: []Capability{TraceHeader}, run: func(t *testing.T, e *env) {
-			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"),
-				MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"SenderId": {DataType: aws.String("String"), StringValue: aws.String("me")}}})
-			if err == nil {
-				t.Fatal("expect a system attribute other than AWSTraceHeader to be refused")
-			}
-		}},
-		{name: "message/binary-attribute-every-byte", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			all := make([]byte, 256)
-			for i := range all {
-				all[i] = byte(i)
-			}
-			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"bytes": bin("Binary", all)}))
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			if !bytes.Equal(all, got[0].MessageAttributes["bytes"].BinaryValue) {
-				t.Fatalf("expect every byte value back, got %x", got[0].MessageAttributes["bytes"].BinaryValue)
-			}
-		}},
-		{name: "message/md5-covers-the-returned-attributes", needs: []Capability{AttributeSelection}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"keep": str("String", "1"), "drop": str("String", "2")}))
-			got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"keep"} })
-			equal(t, "received", 1, len(got))
-			want := sqsrule.MD5OfAttributes(map[string]types.MessageAttributeValue{"keep": str("String", "1")})
-			equal(t, "MD5OfMessageAttributes", want, aws.ToString(got[0].MD5OfMessageAttributes))
-		}},
-		{name: "message/every-body-character-round-trips", needs: []Capability{SupplementaryCharacters}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			body := "quote \" backslash \\ slash / tab \t cr \r lf \n <html>&amp; \u2028 \u00e9 \U0001F600 \uE000 \uFFFD"
-			e.send(t, url, body)
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			equal(t, "body", body, aws.ToString(got[0].Body))
-			equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
-		}},
-		{name: "message/standard-accepts-group-id-as-fair-queue-tenant", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body", group("tenant-1"))
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-		}},
-		{name: "message/standard-refuses-dedup-id", needs: []Capability{MessageValidation}, run: func(t *testing.T, e *env) {
-			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
-			e.wantCode(t, err, "InvalidParameterValue")
-		}},
+func caseMessageSendReceiveDelete(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	body := "hello, sqs ✓ \t\n"
+	sent := e.send(t, url, body)
+	equal(t, "MD5OfMessageBody", sqsrule.MD5OfBody(body), aws.ToString(sent.MD5OfMessageBody))
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	equal(t, "body", body, aws.ToString(got[0].Body))
+	equal(t, "message id", aws.ToString(sent.MessageId), aws.ToString(got[0].MessageId))
+	equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
+	e.delete(t, url, got[0])
+	v, f, _ := e.counts(t, url)
+	equal(t, "left", 0, v+f)
+}
+
+func caseMessageEmptyReceiveReturnsAtOnce(t *testing.T, e *env) {
+	equal(t, "received", 0, len(e.receive(t, e.queue(t, nil))))
+}
+
+func caseMessageIDsAreUnique(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	seen := map[string]bool{}
+	for i := range 20 {
+		id := aws.ToString(e.send(t, url, "m"+strconv.Itoa(i)).MessageId)
+		if id == "" || seen[id] {
+			t.Fatalf("expect a new message id, got %q", id)
+		}
+		seen[id] = true
 	}
+}
+
+func caseMessageAttributesRoundTrip(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	attrs := map[string]types.MessageAttributeValue{
+		"s":          str("String", "text ✓"),
+		"n":          str("Number", "-12.5e3"),
+		"b":          bin("Binary", []byte{0, 1, 2, 0xff, 0xfe}),
+		"custom-num": str("Number.int", "42"),
+		"custom.str": str("String.json", `{"a":1}`),
+		"custom_bin": bin("Binary.gzip", []byte{0x1f, 0x8b, 0}),
+	}
+	sent := e.send(t, url, "body", withAttrs(attrs))
+	equal(t, "MD5OfMessageAttributes on send", sqsrule.MD5OfAttributes(attrs), aws.ToString(sent.MD5OfMessageAttributes))
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	equal(t, "MD5OfMessageAttributes on receive", sqsrule.MD5OfAttributes(attrs), aws.ToString(got[0].MD5OfMessageAttributes))
+	equal(t, "attribute count", len(attrs), len(got[0].MessageAttributes))
+	for name, want := range attrs {
+		v := got[0].MessageAttributes[name]
+		equal(t, name+" type", aws.ToString(want.DataType), aws.ToString(v.DataType))
+		equal(t, name+" string", aws.ToString(want.StringValue), aws.ToString(v.StringValue))
+		if !bytes.Equal(want.BinaryValue, v.BinaryValue) {
+			t.Fatalf("%s binary: expect %x, got %x", name, want.BinaryValue, v.BinaryValue)
+		}
+	}
+}
+
+func caseMessageAttributeSelection(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{
+		"trace.id": str("String", "1"), "trace.span": str("String", "2"), "other": str("String", "3"),
+	}))
+	got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"trace.*"} })
+	equal(t, "received", 1, len(got))
+	equal(t, "selected by prefix", 2, len(got[0].MessageAttributes))
+	if _, ok := got[0].MessageAttributes["other"]; ok {
+		t.Fatal("expect attribute other not to be returned")
+	}
+}
+
+func caseMessageNoAttributesUnlessAsked(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"a": str("String", "1")}))
+	got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) {
+		in.MessageAttributeNames = nil
+		in.MessageSystemAttributeNames = nil
+	})
+	equal(t, "received", 1, len(got))
+	equal(t, "message attributes", 0, len(got[0].MessageAttributes))
+	if _, ok := got[0].Attributes["SentTimestamp"]; ok {
+		t.Fatal("expect no system attributes when none were asked for")
+	}
+}
+
+func caseMessageSystemAttributes(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	a := got[0].Attributes
+	equal(t, "ApproximateReceiveCount", "1", a["ApproximateReceiveCount"])
+	for _, k := range []string{"SentTimestamp", "ApproximateFirstReceiveTimestamp"} {
+		ms, err := strconv.ParseInt(a[k], 10, 64)
+		if err != nil || ms <= 0 {
+			t.Fatalf("expect %s in epoch milliseconds, got %q", k, a[k])
+		}
+	}
+	only := e.receive(t, url, func(in *sqs.ReceiveMessageInput) {
+		in.MessageSystemAttributeNames = []types.MessageSystemAttributeName{types.MessageSystemAttributeNameApproximateReceiveCount}
+	})
+	equal(t, "received while in flight", 0, len(only))
+}
+
+func caseMessageReceiveCountAndHandleChangeOnRedelivery(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	first := e.receive(t, url, visibility(1))
+	equal(t, "first receive", 1, len(first))
+	e.advance(seconds(1.5))
+	second := e.receive(t, url, visibility(1))
+	equal(t, "second receive", 1, len(second))
+	equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
+	equal(t, "first receive timestamp kept", first[0].Attributes["ApproximateFirstReceiveTimestamp"], second[0].Attributes["ApproximateFirstReceiveTimestamp"])
+	if aws.ToString(first[0].ReceiptHandle) == aws.ToString(second[0].ReceiptHandle) {
+		t.Fatal("expect a new receipt handle on every receive")
+	}
+}
+
+func caseMessageRetentionExpiry(t *testing.T, e *env) {
+	url := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
+	e.send(t, url, "old")
+	e.advance(59 * time.Second)
+	e.send(t, url, "new")
+	e.advance(2 * time.Second)
+	equalSlices(t, "bodies", []string{"new"}, bodies(e.receive(t, url)))
+}
+
+func caseMessageTraceHeaderSystemAttribute(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
+	e.send(t, url, "body", func(in *sqs.SendMessageInput) {
+		in.MessageSystemAttributes = map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String(header)}}
+	})
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	equal(t, "AWSTraceHeader", header, got[0].Attributes["AWSTraceHeader"])
+}
+
+func caseMessageMD5OfSystemAttributes(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")}}
+	sent := e.send(t, url, "body", func(in *sqs.SendMessageInput) { in.MessageSystemAttributes = system })
+	equal(t, "MD5OfMessageSystemAttributes", sqsrule.MD5OfSystemAttributes(system), aws.ToString(sent.MD5OfMessageSystemAttributes))
+	plain := e.send(t, url, "body")
+	equal(t, "MD5OfMessageSystemAttributes without any", "", aws.ToString(plain.MD5OfMessageSystemAttributes))
+}
+
+func caseMessageBatchMD5OfSystemAttributes(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-abc;Sampled=0")}}
+	es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
+	es[0].MessageSystemAttributes = system
+	out, err := e.sendBatch(url, es)
+	if err != nil || len(out.Successful) != 2 {
+		t.Fatalf("send batch: %v", err)
+	}
+	for _, ok := range out.Successful {
+		want := ""
+		if aws.ToString(ok.Id) == "e0" {
+			want = sqsrule.MD5OfSystemAttributes(system)
+		}
+		equal(t, "MD5OfMessageSystemAttributes of "+aws.ToString(ok.Id), want, aws.ToString(ok.MD5OfMessageSystemAttributes))
+	}
+}
+
+func caseMessageOnlyTraceHeaderMayBeSent(t *testing.T, e *env) {
+	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"),
+		MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"SenderId": {DataType: aws.String("String"), StringValue: aws.String("me")}}})
+	if err == nil {
+		t.Fatal("expect a system attribute other than AWSTraceHeader to be refused")
+	}
+}
+
+func caseMessageBinaryAttributeEveryByte(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"bytes": bin("Binary", all)}))
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	if !bytes.Equal(all, got[0].MessageAttributes["bytes"].BinaryValue) {
+		t.Fatalf("expect every byte value back, got %x", got[0].MessageAttributes["bytes"].BinaryValue)
+	}
+}
+
+func caseMessageMD5CoversTheReturnedAttributes(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"keep": str("String", "1"), "drop": str("String", "2")}))
+	got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"keep"} })
+	equal(t, "received", 1, len(got))
+	want := sqsrule.MD5OfAttributes(map[string]types.MessageAttributeValue{"keep": str("String", "1")})
+	equal(t, "MD5OfMessageAttributes", want, aws.ToString(got[0].MD5OfMessageAttributes))
+}
+
+func caseMessageEveryBodyCharacterRoundTrips(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	body := "quote \" backslash \\ slash / tab \t cr \r lf \n <html>&amp; \u2028 \u00e9 \U0001F600 \uE000 \uFFFD"
+	e.send(t, url, body)
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	equal(t, "body", body, aws.ToString(got[0].Body))
+	equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
+}
+
+func caseMessageStandardAcceptsGroupIDAsFairQueueTenant(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body", group("tenant-1"))
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+}
+
+func caseMessageStandardRefusesDedupID(t *testing.T, e *env) {
+	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
+	e.wantCode(t, err, "InvalidParameterValue")
 }

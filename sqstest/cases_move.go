@@ -34,7 +34,7 @@ func (e *env) deadLettered(t *testing.T, n int) (src, dlq string, ids []string) 
 		}
 		got += len(msgs)
 	}
-	e.h.Advance(t, seconds(1.2))
+	e.advance(seconds(1.2))
 	for range 20 {
 		e.receive(t, src) // receives past maxReceiveCount move the messages
 		if v, _, _ := e.counts(t, dlq); v == n {
@@ -70,7 +70,7 @@ func (e *env) awaitMove(t *testing.T, sourceArn, status string) types.ListMessag
 		if got := e.moveTasks(t, sourceArn, 1); len(got) == 1 && aws.ToString(got[0].Status) == status {
 			return got[0]
 		}
-		e.h.Advance(t, time.Second)
+		e.advance(time.Second)
 	}
 	t.Fatalf("expect the move task to reach %s", status)
 	return types.ListMessageMoveTasksResultEntry{}
@@ -95,146 +95,151 @@ func (e *env) drainBodies(t *testing.T, url string) []string {
 	return out
 }
 
-func moveCases() []testCase {
-	return []testCase{
-		{name: "move/back-to-original-source", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			src, dlq, ids := e.deadLettered(t, 3)
-			dlqArn := e.arn(t, dlq)
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
-			task := e.awaitMove(t, dlqArn, "COMPLETED")
-			equal(t, "moved", int64(3), task.ApproximateNumberOfMessagesMoved)
-			equal(t, "to move", int64(3), aws.ToInt64(task.ApproximateNumberOfMessagesToMove))
-			equal(t, "destination (none given)", "", aws.ToString(task.DestinationArn))
-			equal(t, "handle of a finished task", "", aws.ToString(task.TaskHandle))
-			got := e.receive(t, src)
-			for len(got) < 3 {
-				more := e.receive(t, src)
-				if len(more) == 0 {
-					break
-				}
-				got = append(got, more...)
-			}
-			equal(t, "back in the source", 3, len(got))
-			for _, m := range got {
-				equal(t, "a moved message starts its receive count again", "1", m.Attributes["ApproximateReceiveCount"])
-				if slices.Contains(ids, aws.ToString(m.MessageId)) {
-					t.Fatalf("expect a moved message to get a new MessageId, got the original %s", aws.ToString(m.MessageId))
-				}
-			}
-			v, f, _ := e.counts(t, dlq)
-			equal(t, "left in the dead-letter queue", 0, v+f)
-		}},
-		{name: "move/to-a-destination", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			src, dlq, _ := e.deadLettered(t, 2)
-			dest := e.queue(t, nil)
-			dlqArn, destArn := e.arn(t, dlq), e.arn(t, dest)
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), DestinationArn: aws.String(destArn)})
-			task := e.awaitMove(t, dlqArn, "COMPLETED")
-			equal(t, "destination", destArn, aws.ToString(task.DestinationArn))
-			equalSlices(t, "in the destination", []string{"m0", "m1"}, e.drainBodies(t, dest))
-			equal(t, "in the source", 0, len(e.receive(t, src)))
-		}},
-		{name: "move/rate-limits-progress", needs: []Capability{MoveTasks, FakeTime}, run: func(t *testing.T, e *env) {
-			_, dlq, _ := e.deadLettered(t, 5)
-			dlqArn := e.arn(t, dlq)
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-			e.h.Advance(t, 2*time.Second)
-			task := e.moveTasks(t, dlqArn, 1)[0]
-			equal(t, "status after 2 s", "RUNNING", aws.ToString(task.Status))
-			equal(t, "moved after 2 s at 1/s", int64(2), task.ApproximateNumberOfMessagesMoved)
-			equal(t, "rate", int32(1), aws.ToInt32(task.MaxNumberOfMessagesPerSecond))
-			if aws.ToString(task.TaskHandle) == "" {
-				t.Fatal("expect a running task to list its handle")
-			}
-			v, _, _ := e.counts(t, dlq)
-			equal(t, "left in the dead-letter queue", 3, v)
-			e.h.Advance(t, 3*time.Second)
-			equal(t, "status after 5 s", "COMPLETED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
-		}},
-		{name: "move/cancel-stops-moving", needs: []Capability{MoveTasks, FakeTime}, run: func(t *testing.T, e *env) {
-			src, dlq, _ := e.deadLettered(t, 3)
-			dlqArn := e.arn(t, dlq)
-			handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-			e.h.Advance(t, time.Second)
-			out, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)})
-			if err != nil {
-				t.Fatalf("cancel: %v", err)
-			}
-			equal(t, "moved before the cancel", int64(1), out.ApproximateNumberOfMessagesMoved)
-			e.h.Advance(t, 5*time.Second)
-			equal(t, "status", "CANCELLED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
-			v, _, _ := e.counts(t, dlq)
-			equal(t, "left in the dead-letter queue", 2, v)
-			equal(t, "moved to the source", 1, len(e.receive(t, src)))
-		}},
-		{name: "move/one-running-task-per-source", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			_, dlq, _ := e.deadLettered(t, 3)
-			dlqArn := e.arn(t, dlq)
-			handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
-			_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
-			if err == nil {
-				t.Fatal("expect a second task on the same source to be refused")
-			}
-			if _, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)}); err != nil {
-				t.Fatalf("cancel: %v", err)
-			}
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
-		}},
-		{name: "move/source-must-be-a-dead-letter-queue", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			plain := e.queue(t, nil)
-			e.send(t, plain, "m")
-			_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, plain))})
-			var apiErr smithy.APIError
-			if err == nil || !errors.As(err, &apiErr) {
-				t.Fatalf("expect an API error for a source that is no dead-letter queue, got %v", err)
-			}
-		}},
-		{name: "move/unknown-source", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			arn := e.arn(t, url)
-			if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
-				t.Fatalf("delete queue: %v", err)
-			}
-			_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(arn)})
-			wantType[types.ResourceNotFoundException](t, err)
-		}},
-		{name: "move/rate-out-of-range", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			_, dlq, _ := e.deadLettered(t, 1)
-			for _, rate := range []int32{0, 501} {
-				_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, dlq)), MaxNumberOfMessagesPerSecond: aws.Int32(rate)})
-				if err == nil {
-					t.Fatalf("expect rate %d to be refused", rate)
-				}
-			}
-		}},
-		{name: "move/list-newest-first", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			src, dlq, _ := e.deadLettered(t, 1)
-			dlqArn := e.arn(t, dlq)
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
-			e.awaitMove(t, dlqArn, "COMPLETED")
-			dest := e.queue(t, nil)
-			e.failTimes(t, src, 1)
-			for range 20 {
-				e.receive(t, src)
-				if v, _, _ := e.counts(t, dlq); v == 1 {
-					break
-				}
-			}
-			e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), DestinationArn: aws.String(e.arn(t, dest))})
-			e.awaitMove(t, dlqArn, "COMPLETED")
-			all := e.moveTasks(t, dlqArn, 10)
-			equal(t, "tasks", 2, len(all))
-			equal(t, "newest first", e.arn(t, dest), aws.ToString(all[0].DestinationArn))
-			if all[0].StartedTimestamp < all[1].StartedTimestamp {
-				t.Fatalf("expect newest first, got %d then %d", all[0].StartedTimestamp, all[1].StartedTimestamp)
-			}
-			equal(t, "default MaxResults", 1, len(e.moveTasks(t, dlqArn, 1)))
-		}},
-		{name: "move/cancel-unknown-task", needs: []Capability{MoveTasks}, run: func(t *testing.T, e *env) {
-			_, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String("bm90LWEtdGFzaw")})
-			if err == nil {
-				t.Fatal("expect an unknown task handle to be refused")
-			}
-		}},
+func caseMoveBackToOriginalSource(t *testing.T, e *env) {
+	src, dlq, ids := e.deadLettered(t, 3)
+	dlqArn := e.arn(t, dlq)
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
+	task := e.awaitMove(t, dlqArn, "COMPLETED")
+	equal(t, "moved", int64(3), task.ApproximateNumberOfMessagesMoved)
+	equal(t, "to move", int64(3), aws.ToInt64(task.ApproximateNumberOfMessagesToMove))
+	equal(t, "destination (none given)", "", aws.ToString(task.DestinationArn))
+	equal(t, "handle of a finished task", "", aws.ToString(task.TaskHandle))
+	got := e.receive(t, src)
+	for len(got) < 3 {
+		more := e.receive(t, src)
+		if len(more) == 0 {
+			break
+		}
+		got = append(got, more...)
+	}
+	equal(t, "back in the source", 3, len(got))
+	for _, m := range got {
+		equal(t, "a moved message starts its receive count again", "1", m.Attributes["ApproximateReceiveCount"])
+		if slices.Contains(ids, aws.ToString(m.MessageId)) {
+			t.Fatalf("expect a moved message to get a new MessageId, got the original %s", aws.ToString(m.MessageId))
+		}
+	}
+	v, f, _ := e.counts(t, dlq)
+	equal(t, "left in the dead-letter queue", 0, v+f)
+}
+
+func caseMoveToADestination(t *testing.T, e *env) {
+	src, dlq, _ := e.deadLettered(t, 2)
+	dest := e.queue(t, nil)
+	dlqArn, destArn := e.arn(t, dlq), e.arn(t, dest)
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), DestinationArn: aws.String(destArn)})
+	task := e.awaitMove(t, dlqArn, "COMPLETED")
+	equal(t, "destination", destArn, aws.ToString(task.DestinationArn))
+	equalSlices(t, "in the destination", []string{"m0", "m1"}, e.drainBodies(t, dest))
+	equal(t, "in the source", 0, len(e.receive(t, src)))
+}
+
+func caseMoveRateLimitsProgress(t *testing.T, e *env) {
+	_, dlq, _ := e.deadLettered(t, 5)
+	dlqArn := e.arn(t, dlq)
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	e.advance(2 * time.Second)
+	task := e.moveTasks(t, dlqArn, 1)[0]
+	equal(t, "status after 2 s", "RUNNING", aws.ToString(task.Status))
+	equal(t, "moved after 2 s at 1/s", int64(2), task.ApproximateNumberOfMessagesMoved)
+	equal(t, "rate", int32(1), aws.ToInt32(task.MaxNumberOfMessagesPerSecond))
+	if aws.ToString(task.TaskHandle) == "" {
+		t.Fatal("expect a running task to list its handle")
+	}
+	v, _, _ := e.counts(t, dlq)
+	equal(t, "left in the dead-letter queue", 3, v)
+	e.advance(3 * time.Second)
+	equal(t, "status after 5 s", "COMPLETED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
+}
+
+func caseMoveCancelStopsMoving(t *testing.T, e *env) {
+	src, dlq, _ := e.deadLettered(t, 3)
+	dlqArn := e.arn(t, dlq)
+	handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	e.advance(time.Second)
+	out, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)})
+	if err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	equal(t, "moved before the cancel", int64(1), out.ApproximateNumberOfMessagesMoved)
+	e.advance(5 * time.Second)
+	equal(t, "status", "CANCELLED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
+	v, _, _ := e.counts(t, dlq)
+	equal(t, "left in the dead-letter queue", 2, v)
+	equal(t, "moved to the source", 1, len(e.receive(t, src)))
+}
+
+func caseMoveOneRunningTaskPerSource(t *testing.T, e *env) {
+	_, dlq, _ := e.deadLettered(t, 3)
+	dlqArn := e.arn(t, dlq)
+	handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
+	_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
+	if err == nil {
+		t.Fatal("expect a second task on the same source to be refused")
+	}
+	if _, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)}); err != nil {
+		t.Fatalf("cancel: %v", err)
+	}
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
+}
+
+func caseMoveSourceMustBeADeadLetterQueue(t *testing.T, e *env) {
+	plain := e.queue(t, nil)
+	e.send(t, plain, "m")
+	_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, plain))})
+	var apiErr smithy.APIError
+	if err == nil || !errors.As(err, &apiErr) {
+		t.Fatalf("expect an API error for a source that is no dead-letter queue, got %v", err)
+	}
+}
+
+func caseMoveUnknownSource(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	arn := e.arn(t, url)
+	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+		t.Fatalf("delete queue: %v", err)
+	}
+	_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(arn)})
+	wantType[types.ResourceNotFoundException](t, err)
+}
+
+func caseMoveRateOutOfRange(t *testing.T, e *env) {
+	_, dlq, _ := e.deadLettered(t, 1)
+	for _, rate := range []int32{0, 501} {
+		_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, dlq)), MaxNumberOfMessagesPerSecond: aws.Int32(rate)})
+		if err == nil {
+			t.Fatalf("expect rate %d to be refused", rate)
+		}
+	}
+}
+
+func caseMoveListNewestFirst(t *testing.T, e *env) {
+	src, dlq, _ := e.deadLettered(t, 1)
+	dlqArn := e.arn(t, dlq)
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
+	e.awaitMove(t, dlqArn, "COMPLETED")
+	dest := e.queue(t, nil)
+	e.failTimes(t, src, 1)
+	for range 20 {
+		e.receive(t, src)
+		if v, _, _ := e.counts(t, dlq); v == 1 {
+			break
+		}
+	}
+	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), DestinationArn: aws.String(e.arn(t, dest))})
+	e.awaitMove(t, dlqArn, "COMPLETED")
+	all := e.moveTasks(t, dlqArn, 10)
+	equal(t, "tasks", 2, len(all))
+	equal(t, "newest first", e.arn(t, dest), aws.ToString(all[0].DestinationArn))
+	if all[0].StartedTimestamp < all[1].StartedTimestamp {
+		t.Fatalf("expect newest first, got %d then %d", all[0].StartedTimestamp, all[1].StartedTimestamp)
+	}
+	equal(t, "default MaxResults", 1, len(e.moveTasks(t, dlqArn, 1)))
+}
+
+func caseMoveCancelUnknownTask(t *testing.T, e *env) {
+	_, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String("bm90LWEtdGFzaw")})
+	if err == nil {
+		t.Fatal("expect an unknown task handle to be refused")
 	}
 }

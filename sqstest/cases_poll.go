@@ -57,120 +57,127 @@ func awaitMessages(t *testing.T, done <-chan pollResult) []types.Message {
 	return r.msgs
 }
 
-func pollCases() []testCase {
-	return []testCase{
-		{name: "poll/wakes-on-send", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			done := e.poll(e.ctx(), url, wait(10))
-			e.h.WaitForPollers(t, 1)
-			e.send(t, url, "wake")
-			msgs := awaitMessages(t, done)
-			equalSlices(t, "bodies", []string{"wake"}, bodies(msgs))
-		}},
-		{name: "poll/returns-empty-when-wait-ends", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			done := e.poll(e.ctx(), url, wait(1))
-			e.h.WaitForPollers(t, 1)
-			e.h.Advance(t, seconds(1.2))
-			msgs := awaitMessages(t, done)
-			equal(t, "received", 0, len(msgs))
-		}},
-		{name: "poll/wakes-when-visibility-expires", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
-			done := e.poll(e.ctx(), url, wait(5))
-			e.h.WaitForPollers(t, 1)
-			e.h.Advance(t, seconds(1.1))
-			msgs := awaitMessages(t, done)
-			equal(t, "received after expiry", 1, len(msgs))
-		}},
-		{name: "poll/wakes-when-delay-ends", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body", delaySeconds(1))
-			done := e.poll(e.ctx(), url, wait(5))
-			e.h.WaitForPollers(t, 1)
-			e.h.Advance(t, seconds(1.1))
-			msgs := awaitMessages(t, done)
-			equal(t, "received after delay", 1, len(msgs))
-		}},
-		{name: "poll/queue-default-wait", run: func(t *testing.T, e *env) {
-			url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "10"})
-			done := e.poll(e.ctx(), url)
-			e.h.WaitForPollers(t, 1)
-			e.send(t, url, "wake")
-			msgs := awaitMessages(t, done)
-			equal(t, "received by the queue's long poll", 1, len(msgs))
-		}},
-		{name: "poll/cancelled-by-context", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			ctx, cancel := context.WithCancel(e.ctx())
-			done := e.poll(ctx, url, wait(20))
-			e.h.WaitForPollers(t, 1)
-			cancel()
-			r := await(t, done)
-			if !errors.Is(r.err, context.Canceled) {
-				t.Fatalf("expect context.Canceled, got %v", r.err)
-			}
-		}},
-		{name: "poll/fifo-wakes-when-visibility-expires", run: func(t *testing.T, e *env) {
-			url := e.fifo(t, nil)
-			e.sendFIFO(t, url, "g", "body")
-			equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
-			done := e.poll(e.ctx(), url, wait(5))
-			e.h.WaitForPollers(t, 1)
-			e.h.Advance(t, seconds(1.1))
-			msgs := awaitMessages(t, done)
-			equalSlices(t, "received once the visibility timeout expired", []string{"body"}, bodies(msgs))
-		}},
-		{name: "poll/wakes-on-release", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			done := e.poll(e.ctx(), url, wait(10))
-			e.h.WaitForPollers(t, 1)
-			if err := e.changeVisibility(url, got[0], 0); err != nil {
-				t.Fatalf("release: %v", err)
-			}
-			equal(t, "received after the release", 1, len(awaitMessages(t, done)))
-		}},
-		{name: "poll/fifo-wakes-when-group-unlocks", run: func(t *testing.T, e *env) {
-			url := e.fifo(t, nil)
-			e.sendFIFO(t, url, "g", "1")
-			e.sendFIFO(t, url, "g", "2")
-			first := e.receive(t, url, maxMessages(1))
-			done := e.poll(e.ctx(), url, wait(10))
-			e.h.WaitForPollers(t, 1)
-			e.delete(t, url, first[0])
-			equalSlices(t, "the group's next message", []string{"2"}, bodies(awaitMessages(t, done)))
-		}},
-		{name: "poll/wakes-on-batch-send", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			done := e.poll(e.ctx(), url, wait(10))
-			e.h.WaitForPollers(t, 1)
-			if _, err := e.sendBatch(url, entries(3, func(i int) string { return "m" + strconv.Itoa(i) })); err != nil {
-				t.Fatalf("send batch: %v", err)
-			}
-			if n := len(awaitMessages(t, done)); n < 1 {
-				t.Fatal("expect the long poll to return the batch")
-			}
-		}},
-		{name: "poll/wait-out-of-range", run: func(t *testing.T, e *env) {
-			_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queue(t, nil)), WaitTimeSeconds: 21})
-			e.wantCode(t, err, "InvalidParameterValue")
-		}},
-		{name: "poll/max-number-of-messages", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			for range 12 {
-				e.send(t, url, "m")
-			}
-			got := e.receive(t, url, maxMessages(10))
-			if len(got) < 1 || len(got) > 10 {
-				t.Fatalf("expect 1 to 10 messages, got %d", len(got))
-			}
-			equal(t, "default of one", 1, len(e.receive(t, url, maxMessages(0))))
-			_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 11})
-			e.wantCode(t, err, "InvalidParameterValue")
-		}},
+func casePollWakesOnSend(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	done := e.poll(e.ctx(), url, wait(10))
+	e.waitForPollers(t, 1)
+	e.send(t, url, "wake")
+	msgs := awaitMessages(t, done)
+	equalSlices(t, "bodies", []string{"wake"}, bodies(msgs))
+}
+
+func casePollReturnsEmptyWhenWaitEnds(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	done := e.poll(e.ctx(), url, wait(1))
+	e.waitForPollers(t, 1)
+	e.advance(seconds(1.2))
+	msgs := awaitMessages(t, done)
+	equal(t, "received", 0, len(msgs))
+}
+
+func casePollWakesWhenVisibilityExpires(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
+	done := e.poll(e.ctx(), url, wait(5))
+	e.waitForPollers(t, 1)
+	e.advance(seconds(1.1))
+	msgs := awaitMessages(t, done)
+	equal(t, "received after expiry", 1, len(msgs))
+}
+
+func casePollWakesWhenDelayEnds(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body", delaySeconds(1))
+	done := e.poll(e.ctx(), url, wait(5))
+	e.waitForPollers(t, 1)
+	e.advance(seconds(1.1))
+	msgs := awaitMessages(t, done)
+	equal(t, "received after delay", 1, len(msgs))
+}
+
+func casePollQueueDefaultWait(t *testing.T, e *env) {
+	url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "10"})
+	done := e.poll(e.ctx(), url)
+	e.waitForPollers(t, 1)
+	e.send(t, url, "wake")
+	msgs := awaitMessages(t, done)
+	equal(t, "received by the queue's long poll", 1, len(msgs))
+}
+
+func casePollCancelledByContext(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	ctx, cancel := context.WithCancel(e.ctx())
+	done := e.poll(ctx, url, wait(20))
+	e.waitForPollers(t, 1)
+	cancel()
+	r := await(t, done)
+	if !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("expect context.Canceled, got %v", r.err)
 	}
+}
+
+func casePollFIFOWakesWhenVisibilityExpires(t *testing.T, e *env) {
+	url := e.fifo(t, nil)
+	e.sendFIFO(t, url, "g", "body")
+	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
+	done := e.poll(e.ctx(), url, wait(5))
+	e.waitForPollers(t, 1)
+	e.advance(seconds(1.1))
+	msgs := awaitMessages(t, done)
+	equalSlices(t, "received once the visibility timeout expired", []string{"body"}, bodies(msgs))
+}
+
+func casePollWakesOnRelease(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	done := e.poll(e.ctx(), url, wait(10))
+	e.waitForPollers(t, 1)
+	if err := e.changeVisibility(url, got[0], 0); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	equal(t, "received after the release", 1, len(awaitMessages(t, done)))
+}
+
+func casePollFIFOWakesWhenGroupUnlocks(t *testing.T, e *env) {
+	url := e.fifo(t, nil)
+	e.sendFIFO(t, url, "g", "1")
+	e.sendFIFO(t, url, "g", "2")
+	first := e.receive(t, url, maxMessages(1))
+	done := e.poll(e.ctx(), url, wait(10))
+	e.waitForPollers(t, 1)
+	e.delete(t, url, first[0])
+	equalSlices(t, "the group's next message", []string{"2"}, bodies(awaitMessages(t, done)))
+}
+
+func casePollWakesOnBatchSend(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	done := e.poll(e.ctx(), url, wait(10))
+	e.waitForPollers(t, 1)
+	if _, err := e.sendBatch(url, entries(3, func(i int) string { return "m" + strconv.Itoa(i) })); err != nil {
+		t.Fatalf("send batch: %v", err)
+	}
+	if n := len(awaitMessages(t, done)); n < 1 {
+		t.Fatal("expect the long poll to return the batch")
+	}
+}
+
+func casePollWaitOutOfRange(t *testing.T, e *env) {
+	_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queue(t, nil)), WaitTimeSeconds: 21})
+	e.wantCode(t, err, "InvalidParameterValue")
+}
+
+func casePollMaxNumberOfMessages(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	for range 12 {
+		e.send(t, url, "m")
+	}
+	got := e.receive(t, url, maxMessages(10))
+	if len(got) < 1 || len(got) > 10 {
+		t.Fatalf("expect 1 to 10 messages, got %d", len(got))
+	}
+	equal(t, "default of one", 1, len(e.receive(t, url, maxMessages(0))))
+	_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 11})
+	e.wantCode(t, err, "InvalidParameterValue")
 }

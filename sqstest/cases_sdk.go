@@ -11,57 +11,59 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// sdkCases check what a caller of the SDK client sees, whatever the backend:
+// refusedBeforeSending fails unless err is the SDK client's own refusal of
+// input it validates before sending: no API error, as nothing was sent.
+func refusedBeforeSending(t *testing.T, op string, err error) {
+	t.Helper()
+	var opErr *smithy.OperationError
+	var invalid smithy.InvalidParamsError
+	if !errors.As(err, &opErr) || !errors.As(err, &invalid) {
+		t.Fatalf("%s: expect smithy.InvalidParamsError inside *smithy.OperationError, got %T: %v", op, err, err)
+	}
+	var apiErr smithy.APIError
+	if errors.As(err, &apiErr) {
+		t.Fatalf("%s: expect no API error (nothing was sent), got %v", op, apiErr)
+	}
+}
+
+// The sdk cases check what a caller of the SDK client sees, whatever the backend:
 // the client's own validation, and service errors wrapped as the SDK wraps
 // them. A backend that hands callers something else fails them.
-func sdkCases() []testCase {
-	refusedBeforeSending := func(t *testing.T, op string, err error) {
-		t.Helper()
-		var opErr *smithy.OperationError
-		var invalid smithy.InvalidParamsError
-		if !errors.As(err, &opErr) || !errors.As(err, &invalid) {
-			t.Fatalf("%s: expect smithy.InvalidParamsError inside *smithy.OperationError, got %T: %v", op, err, err)
-		}
-		var apiErr smithy.APIError
-		if errors.As(err, &apiErr) {
-			t.Fatalf("%s: expect no API error (nothing was sent), got %v", op, apiErr)
-		}
+
+func caseSDKNilRequiredMembersRefusedBeforeSending(t *testing.T, e *env) {
+	url := aws.String(e.queue(t, nil))
+	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: url})
+	refusedBeforeSending(t, "SendMessage without MessageBody", err)
+	_, err = e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{MessageBody: aws.String("x")})
+	refusedBeforeSending(t, "SendMessage without QueueUrl", err)
+	_, err = e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("x"),
+		MessageAttributes: map[string]types.MessageAttributeValue{"a": {StringValue: aws.String("v")}}})
+	refusedBeforeSending(t, "SendMessage with an attribute without DataType", err)
+	_, err = e.api.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: url})
+	refusedBeforeSending(t, "SendMessageBatch without Entries", err)
+	_, err = e.api.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: url, Entries: []types.SendMessageBatchRequestEntry{{MessageBody: aws.String("x")}}})
+	refusedBeforeSending(t, "SendMessageBatch with an entry without Id", err)
+	_, err = e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: url})
+	refusedBeforeSending(t, "DeleteMessage without ReceiptHandle", err)
+	v, _, _ := e.counts(t, *url)
+	equal(t, "messages sent", 0, v)
+}
+
+func caseSDKSetAttributesWithoutAttributesRefused(t *testing.T, e *env) {
+	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil))})
+	refusedBeforeSending(t, "SetQueueAttributes without Attributes", err)
+}
+
+func caseSDKServiceErrorsCarryStatusAndRequestID(t *testing.T, e *env) {
+	_, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.queueName("missing"))})
+	var opErr *smithy.OperationError
+	var respErr *awshttp.ResponseError
+	if !errors.As(err, &opErr) || !errors.As(err, &respErr) {
+		t.Fatalf("expect *awshttp.ResponseError inside *smithy.OperationError, got %T: %v", err, err)
 	}
-	return []testCase{
-		{name: "sdk/nil-required-members-refused-before-sending", run: func(t *testing.T, e *env) {
-			url := aws.String(e.queue(t, nil))
-			_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: url})
-			refusedBeforeSending(t, "SendMessage without MessageBody", err)
-			_, err = e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{MessageBody: aws.String("x")})
-			refusedBeforeSending(t, "SendMessage without QueueUrl", err)
-			_, err = e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: url, MessageBody: aws.String("x"),
-				MessageAttributes: map[string]types.MessageAttributeValue{"a": {StringValue: aws.String("v")}}})
-			refusedBeforeSending(t, "SendMessage with an attribute without DataType", err)
-			_, err = e.api.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: url})
-			refusedBeforeSending(t, "SendMessageBatch without Entries", err)
-			_, err = e.api.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: url, Entries: []types.SendMessageBatchRequestEntry{{MessageBody: aws.String("x")}}})
-			refusedBeforeSending(t, "SendMessageBatch with an entry without Id", err)
-			_, err = e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: url})
-			refusedBeforeSending(t, "DeleteMessage without ReceiptHandle", err)
-			v, _, _ := e.counts(t, *url)
-			equal(t, "messages sent", 0, v)
-		}},
-		{name: "sdk/set-attributes-without-attributes-refused", run: func(t *testing.T, e *env) {
-			_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil))})
-			refusedBeforeSending(t, "SetQueueAttributes without Attributes", err)
-		}},
-		{name: "sdk/service-errors-carry-status-and-request-id", needs: []Capability{RequestIDs}, run: func(t *testing.T, e *env) {
-			_, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.h.QueueName("missing"))})
-			var opErr *smithy.OperationError
-			var respErr *awshttp.ResponseError
-			if !errors.As(err, &opErr) || !errors.As(err, &respErr) {
-				t.Fatalf("expect *awshttp.ResponseError inside *smithy.OperationError, got %T: %v", err, err)
-			}
-			equal(t, "HTTP status", 400, respErr.HTTPStatusCode())
-			if respErr.ServiceRequestID() == "" {
-				t.Fatal("expect a request id")
-			}
-			wantType[types.QueueDoesNotExist](t, err)
-		}},
+	equal(t, "HTTP status", 400, respErr.HTTPStatusCode())
+	if respErr.ServiceRequestID() == "" {
+		t.Fatal("expect a request id")
 	}
+	wantType[types.QueueDoesNotExist](t, err)
 }

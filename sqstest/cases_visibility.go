@@ -9,138 +9,148 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-func visibilityCases() []testCase {
-	return []testCase{
-		{name: "visibility/hidden-while-in-flight", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			equal(t, "first receive", 1, len(e.receive(t, url)))
-			equal(t, "second receive", 0, len(e.receive(t, url)))
-		}},
-		{name: "visibility/redelivered-after-timeout", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
-			e.h.Advance(t, seconds(1.5))
-			equal(t, "after timeout", 1, len(e.receive(t, url)))
-		}},
-		{name: "visibility/queue-default-applies", run: func(t *testing.T, e *env) {
-			url := e.queue(t, map[string]string{"VisibilityTimeout": "1"})
-			e.send(t, url, "body")
-			equal(t, "first receive", 1, len(e.receive(t, url)))
-			equal(t, "while hidden", 0, len(e.receive(t, url)))
-			e.h.Advance(t, seconds(1.5))
-			equal(t, "after the queue's timeout", 1, len(e.receive(t, url)))
-		}},
-		{name: "visibility/change-to-zero-releases-now", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			equal(t, "received", 1, len(got))
-			if err := e.changeVisibility(url, got[0], 0); err != nil {
-				t.Fatalf("change visibility: %v", err)
-			}
-			equal(t, "received again", 1, len(e.receive(t, url)))
-		}},
-		{name: "visibility/extend-keeps-hidden", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url, visibility(1))
-			if err := e.changeVisibility(url, got[0], 30); err != nil {
-				t.Fatalf("change visibility: %v", err)
-			}
-			e.h.Advance(t, seconds(1.5))
-			equal(t, "received after the original timeout", 0, len(e.receive(t, url)))
-		}},
-		{name: "visibility/change-counts-from-the-call", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url, visibility(60))
-			e.h.Advance(t, 50*time.Second)
-			if err := e.changeVisibility(url, got[0], 20); err != nil {
-				t.Fatalf("change visibility: %v", err)
-			}
-			e.h.Advance(t, 15*time.Second)
-			equal(t, "15 s after a 20 s change", 0, len(e.receive(t, url)))
-			e.h.Advance(t, 6*time.Second)
-			equal(t, "21 s after a 20 s change", 1, len(e.receive(t, url)))
-		}},
-		{name: "visibility/not-in-flight", needs: []Capability{InFlightCheck}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url, visibility(1))
-			e.h.Advance(t, seconds(1.5))
-			err := e.changeVisibility(url, got[0], 10)
-			wantType[types.MessageNotInflight](t, err)
-		}},
-		{name: "visibility/twelve-hour-cap", needs: []Capability{FakeTime}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url, visibility(43200))
-			e.h.Advance(t, time.Hour)
-			e.wantCode(t, e.changeVisibility(url, got[0], 43200), "InvalidParameterValue")
-			if err := e.changeVisibility(url, got[0], 11*3600); err != nil {
-				t.Fatalf("expect an extension within 12 h of the receive to pass: %v", err)
-			}
-		}},
-		{name: "visibility/out-of-range", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			e.wantCode(t, e.changeVisibility(url, got[0], 43201), "InvalidParameterValue")
-			_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), VisibilityTimeout: 43201})
-			e.wantCode(t, err, "InvalidParameterValue")
-		}},
-		{name: "visibility/delete-twice-succeeds", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			e.delete(t, url, got[0])
-			e.delete(t, url, got[0])
-		}},
-		{name: "visibility/delete-after-timeout-on-standard", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url, visibility(1))
-			e.h.Advance(t, seconds(1.5))
-			e.delete(t, url, got[0])
-			equal(t, "received after delete", 0, len(e.receive(t, url)))
-		}},
-		{name: "visibility/stale-handle-delete-succeeds", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			first := e.receive(t, url, visibility(1))
-			e.h.Advance(t, seconds(1.5))
-			equal(t, "received again", 1, len(e.receive(t, url)))
-			// SQS documents that the call succeeds; whether it deletes is not
-			// promised.
-			e.delete(t, url, first[0])
-		}},
-		{name: "visibility/change-after-delete-fails", needs: []Capability{InFlightCheck}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			got := e.receive(t, url)
-			e.delete(t, url, got[0])
-			e.wantCode(t, e.changeVisibility(url, got[0], 10), "InvalidParameterValue")
-		}},
-		{name: "visibility/release-redelivers-with-a-new-handle", run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			e.send(t, url, "body")
-			first := e.receive(t, url)
-			if err := e.changeVisibility(url, first[0], 0); err != nil {
-				t.Fatalf("release: %v", err)
-			}
-			second := e.receive(t, url)
-			equal(t, "received again", 1, len(second))
-			equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
-			if aws.ToString(first[0].ReceiptHandle) == aws.ToString(second[0].ReceiptHandle) {
-				t.Fatal("expect a new receipt handle")
-			}
-		}},
-		{name: "visibility/malformed-receipt-handle", needs: []Capability{HandleValidation}, run: func(t *testing.T, e *env) {
-			url := e.queue(t, nil)
-			_, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("not-a-handle")})
-			wantType[types.ReceiptHandleIsInvalid](t, err)
-		}},
+func caseVisibilityHiddenWhileInFlight(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	equal(t, "first receive", 1, len(e.receive(t, url)))
+	equal(t, "second receive", 0, len(e.receive(t, url)))
+}
+
+func caseVisibilityRedeliveredAfterTimeout(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
+	e.advance(seconds(1.5))
+	equal(t, "after timeout", 1, len(e.receive(t, url)))
+}
+
+func caseVisibilityQueueDefaultApplies(t *testing.T, e *env) {
+	url := e.queue(t, map[string]string{"VisibilityTimeout": "1"})
+	e.send(t, url, "body")
+	equal(t, "first receive", 1, len(e.receive(t, url)))
+	equal(t, "while hidden", 0, len(e.receive(t, url)))
+	e.advance(seconds(1.5))
+	equal(t, "after the queue's timeout", 1, len(e.receive(t, url)))
+}
+
+func caseVisibilityChangeToZeroReleasesNow(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	equal(t, "received", 1, len(got))
+	if err := e.changeVisibility(url, got[0], 0); err != nil {
+		t.Fatalf("change visibility: %v", err)
 	}
+	equal(t, "received again", 1, len(e.receive(t, url)))
+}
+
+func caseVisibilityExtendKeepsHidden(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url, visibility(1))
+	if err := e.changeVisibility(url, got[0], 30); err != nil {
+		t.Fatalf("change visibility: %v", err)
+	}
+	e.advance(seconds(1.5))
+	equal(t, "received after the original timeout", 0, len(e.receive(t, url)))
+}
+
+func caseVisibilityChangeCountsFromTheCall(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url, visibility(60))
+	e.advance(50 * time.Second)
+	if err := e.changeVisibility(url, got[0], 20); err != nil {
+		t.Fatalf("change visibility: %v", err)
+	}
+	e.advance(15 * time.Second)
+	equal(t, "15 s after a 20 s change", 0, len(e.receive(t, url)))
+	e.advance(6 * time.Second)
+	equal(t, "21 s after a 20 s change", 1, len(e.receive(t, url)))
+}
+
+func caseVisibilityNotInFlight(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url, visibility(1))
+	e.advance(seconds(1.5))
+	err := e.changeVisibility(url, got[0], 10)
+	wantType[types.MessageNotInflight](t, err)
+}
+
+func caseVisibilityTwelveHourCap(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url, visibility(43200))
+	e.advance(time.Hour)
+	e.wantCode(t, e.changeVisibility(url, got[0], 43200), "InvalidParameterValue")
+	if err := e.changeVisibility(url, got[0], 11*3600); err != nil {
+		t.Fatalf("expect an extension within 12 h of the receive to pass: %v", err)
+	}
+}
+
+func caseVisibilityOutOfRange(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	e.wantCode(t, e.changeVisibility(url, got[0], 43201), "InvalidParameterValue")
+	_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), VisibilityTimeout: 43201})
+	e.wantCode(t, err, "InvalidParameterValue")
+}
+
+func caseVisibilityDeleteTwiceSucceeds(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	e.delete(t, url, got[0])
+	e.delete(t, url, got[0])
+}
+
+func caseVisibilityDeleteAfterTimeoutOnStandard(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url, visibility(1))
+	e.advance(seconds(1.5))
+	e.delete(t, url, got[0])
+	equal(t, "received after delete", 0, len(e.receive(t, url)))
+}
+
+func caseVisibilityStaleHandleDeleteSucceeds(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	first := e.receive(t, url, visibility(1))
+	e.advance(seconds(1.5))
+	equal(t, "received again", 1, len(e.receive(t, url)))
+	// SQS documents that the call succeeds; whether it deletes is not
+	// promised.
+	e.delete(t, url, first[0])
+}
+
+func caseVisibilityChangeAfterDeleteFails(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	got := e.receive(t, url)
+	e.delete(t, url, got[0])
+	e.wantCode(t, e.changeVisibility(url, got[0], 10), "InvalidParameterValue")
+}
+
+func caseVisibilityReleaseRedeliversWithANewHandle(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	e.send(t, url, "body")
+	first := e.receive(t, url)
+	if err := e.changeVisibility(url, first[0], 0); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	second := e.receive(t, url)
+	equal(t, "received again", 1, len(second))
+	equal(t, "ApproximateReceiveCount", "2", second[0].Attributes["ApproximateReceiveCount"])
+	if aws.ToString(first[0].ReceiptHandle) == aws.ToString(second[0].ReceiptHandle) {
+		t.Fatal("expect a new receipt handle")
+	}
+}
+
+func caseVisibilityMalformedReceiptHandle(t *testing.T, e *env) {
+	url := e.queue(t, nil)
+	_, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("not-a-handle")})
+	wantType[types.ReceiptHandleIsInvalid](t, err)
 }

@@ -4,211 +4,91 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
-	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// API is the set of SQS operations the suite calls; *sqs.Client (and so
-// *sqsfake.Client, which is one) satisfies it.
-type API = sqsfake.API
+// Harness is the backend the suite runs on, and the little that differs
+// between backends: whether a test moves its clock, the code style of its
+// errors, and the cases it is known to fail.
+type Harness struct {
+	// Client is the SQS under test: an *sqs.Client for an endpoint (an
+	// emulator or real SQS), or sqsfake's client in process. Required.
+	Client sqsfake.API
 
-// Capability names a behaviour of real SQS that some backends lack. Cases
-// that need a missing capability are skipped with the backend's reason.
-type Capability string
+	// Prefix starts the name of every queue the suite creates; each case
+	// deletes its queues when it ends. Give each run on a shared backend its
+	// own (real SQS forbids reusing a deleted queue's name for 60 s).
+	// Default "": names are the case's base name and a number.
+	Prefix string
 
-// The capabilities the suite asks about.
-const (
-	// FakeTime: Advance is instant, so cases that need minutes or hours of
-	// time (dedup window, retention, the 12-hour cap) run.
-	FakeTime Capability = "fake time"
-	// ExactErrorCodes: unmodeled errors carry the service's short codes
-	// (InvalidParameterValue, not AWS.SimpleQueueService.InvalidParameterValue).
-	ExactErrorCodes Capability = "exact error codes"
-	// AttemptIDs: ReceiveRequestAttemptId returns the same messages on retry.
-	AttemptIDs Capability = "ReceiveRequestAttemptId"
-	// RedriveMetadata: DLQ messages carry DeadLetterQueueSourceArn, and a
-	// FIFO message's deduplication id becomes its MessageId in the DLQ.
-	RedriveMetadata Capability = "redrive metadata"
-	// ManyPerGroup: one FIFO receive returns several messages of one group.
-	ManyPerGroup Capability = "several messages of one group per receive"
-	// DelayValidation: DelaySeconds outside 0-900 is refused.
-	DelayValidation Capability = "DelaySeconds range check"
-	// HandleValidation: malformed receipt handles are refused.
-	HandleValidation Capability = "receipt handle validation"
-	// SourceListing: ListDeadLetterSourceQueues works.
-	SourceListing Capability = "ListDeadLetterSourceQueues"
-	// PurgeCooldown: a second purge within 60 s is refused.
-	PurgeCooldown Capability = "purge cooldown"
-	// MessageValidation: message attribute limits, group and dedup id
-	// charsets, and parameters not valid for the queue type are refused.
-	MessageValidation Capability = "message validation"
-	// QueueValidation: bad queue names, attribute combinations and redrive
-	// policies are refused.
-	QueueValidation Capability = "queue validation"
-	// InFlightCheck: changing the visibility of a message that is not in
-	// flight fails with MessageNotInflight.
-	InFlightCheck Capability = "MessageNotInflight"
-	// TraceHeader: the AWSTraceHeader system attribute round-trips.
-	TraceHeader Capability = "AWSTraceHeader"
-	// AttributeSelection: message attributes are returned only when asked for.
-	AttributeSelection Capability = "attribute selection"
-	// SupplementaryCharacters: bodies may hold characters above U+FFFF.
-	SupplementaryCharacters Capability = "characters above U+FFFF"
-	// DedupScope: DeduplicationScope=messageGroup deduplicates per group.
-	DedupScope Capability = "DeduplicationScope"
-	// Tags: TagQueue, UntagQueue, ListQueueTags and tags given at creation.
-	Tags Capability = "queue tags"
-	// MoveTasks: StartMessageMoveTask, ListMessageMoveTasks and
-	// CancelMessageMoveTask.
-	MoveTasks Capability = "message move tasks"
-	// RedriveAllowPolicy: RedriveAllowPolicy is validated and enforced.
-	RedriveAllowPolicy Capability = "RedriveAllowPolicy"
-	// DeleteCooldown: a deleted queue's name cannot be reused for 60 s.
-	DeleteCooldown Capability = "QueueDeletedRecently"
-	// RequestIDs: service errors carry the request id header.
-	RequestIDs Capability = "request ids"
-	// RetroactiveDelay: a FIFO queue's new DelaySeconds applies to messages
-	// already waiting.
-	RetroactiveDelay Capability = "retroactive FIFO delay"
-	// ExplicitZeros: a member sent as 0 (VisibilityTimeout, WaitTimeSeconds,
-	// DelaySeconds, MaxNumberOfMessages) means zero, not the queue's default.
-	ExplicitZeros Capability = "explicit zeros"
-	// JSONAttributes: queue attributes holding JSON are read as documents:
-	// CreateQueue compares a RedrivePolicy by value, not spelling, and an
-	// empty Policy removes the policy.
-	JSONAttributes Capability = "JSON queue attributes read as documents"
-	// Permissions: AddPermission and RemovePermission edit the queue's Policy.
-	Permissions Capability = "AddPermission and RemovePermission"
-	// UTF8Validation: a request whose text is not valid UTF-8 is refused.
-	UTF8Validation Capability = "UTF-8 validation"
-)
+	// Clock is the backend's clock when the test moves it, as
+	// *sqsfake.ManualClock: the cases that need minutes or hours of time
+	// (deduplication window, retention, the 12-hour visibility cap) run in
+	// an instant, and a case waits on it for its long polls to park. The
+	// cases then run one after another, as they share the clock. Default
+	// nil: time passes for real, those cases skip with the reason, and the
+	// others run in parallel, each on its own queues.
+	Clock Clock
 
-// Harness adapts a backend to the suite.
-type Harness interface {
-	// Client is the client under test.
-	Client() API
-	// QueueName returns a name unique to this run for a queue the suite
-	// calls base (which may end in .fifo).
-	QueueName(base string) string
-	// Advance lets d pass: a fake moves its clock, a real server sleeps.
-	Advance(t *testing.T, d time.Duration)
-	// WaitForPollers returns once n receives are parked in a long poll (a
-	// fake can tell; a real server is given a moment).
-	WaitForPollers(t *testing.T, n int)
-	// Unsupported returns why the backend lacks c, or "" if it has it.
-	Unsupported(c Capability) string
+	// Skip maps the name of a case (as [Names] lists them) to why this
+	// backend fails it; the case is skipped with that reason printed. For an
+	// emulator's known gaps: real SQS and sqsfake need none. A name that is
+	// not a case, or an empty reason, fails the run, so a renamed case
+	// cannot leave a stale skip behind.
+	Skip map[string]string
+
+	// PrefixedErrorCodes: the backend's unmodeled errors carry codes with
+	// the AWS.SimpleQueueService. prefix of SQS's old query protocol
+	// (AWS.SimpleQueueService.InvalidParameterValue where SQS answers
+	// InvalidParameterValue). Cases then accept either spelling and log the
+	// one they got. Default false: exactly the service's codes, as real SQS
+	// and sqsfake send them.
+	PrefixedErrorCodes bool
 }
 
-// FakeHarness runs the suite on sqsfake with a manual clock, in process or
-// over HTTP.
-type FakeHarness struct {
-	Server *sqsfake.Server
-	Clock  *sqsfake.ManualClock
-	// HTTP is the server the client talks to over HTTP; nil in process.
-	HTTP   *sqsfake.HTTPServer
-	client API
-	seq    atomic.Int64
+// Clock is a backend's clock that a test moves; *sqsfake.ManualClock is one.
+type Clock interface {
+	// Advance moves the clock forward by d, firing what falls due.
+	Advance(d time.Duration)
+	// WaitForTimers returns once n timers wait on the clock (so n long
+	// polls are parked), or with ctx's error.
+	WaitForTimers(ctx context.Context, n int) error
 }
 
-// NewFakeHarness returns a harness on a new sqsfake server whose manual clock
-// starts at a fixed time, driven in process through Server.Client.
-func NewFakeHarness() *FakeHarness {
-	h := newFake()
-	h.client = h.Server.Client()
-	return h
+// queueName returns a queue name unique to this run for a queue the case
+// calls base (which may end in .fifo).
+func (e *env) queueName(base string) string {
+	return uniqueName(e.h.Prefix, base, e.seq.Add(1))
 }
 
-// NewFakeHTTPHarness returns a harness on a new sqsfake server served over
-// HTTP on a loopback port for the length of tb, driven by a real SDK client
-// with the SDK's defaults (its retryer, HTTP client and signing).
-func NewFakeHTTPHarness(tb testing.TB) *FakeHarness {
-	h := newFake()
-	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
-	h.client = h.HTTP.SDKClient()
-	return h
+// advance lets d pass: it moves the clock, or sleeps.
+func (e *env) advance(d time.Duration) {
+	if e.h.Clock != nil {
+		e.h.Clock.Advance(d)
+		return
+	}
+	time.Sleep(d)
 }
 
-// NewFakeQueryHarness is NewFakeHTTPHarness with the SDK client speaking
-// SQS's query protocol (form-encoded requests, XML answers, through
-// smithy-go's awsquery), as older SDKs and distribution-packaged AWS CLIs
-// do.
-func NewFakeQueryHarness(tb testing.TB) *FakeHarness {
-	h := newFake()
-	h.HTTP = sqsfake.StartHTTP(tb, h.Server)
-	h.client = h.HTTP.SDKClient(func(o *sqs.Options) { o.Protocol = awsquery.New(schemas.AmazonSQS) })
-	return h
-}
-
-func newFake() *FakeHarness {
-	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return &FakeHarness{Server: sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock }), Clock: clock}
-}
-
-// Client returns the client under test.
-func (h *FakeHarness) Client() API { return h.client }
-
-// QueueName returns base with a unique number.
-func (h *FakeHarness) QueueName(base string) string { return uniqueName("", base, h.seq.Add(1)) }
-
-// Advance moves the manual clock.
-func (h *FakeHarness) Advance(_ *testing.T, d time.Duration) { h.Clock.Advance(d) }
-
-// WaitForPollers waits until n timers are parked on the clock.
-func (h *FakeHarness) WaitForPollers(t *testing.T, n int) {
+// waitForPollers returns once n receives are parked in a long poll: the
+// clock can tell; a real server is given a moment.
+func (e *env) waitForPollers(t *testing.T, n int) {
 	t.Helper()
+	if e.h.Clock == nil {
+		time.Sleep(300 * time.Millisecond)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := h.Clock.WaitForTimers(ctx, n); err != nil {
+	if err := e.h.Clock.WaitForTimers(ctx, n); err != nil {
 		t.Fatalf("expect %d parked long polls: %v", n, err)
 	}
-}
-
-// Unsupported: the fake has every capability.
-func (h *FakeHarness) Unsupported(Capability) string { return "" }
-
-// RemoteHarness runs the suite against an SQS endpoint over HTTP: an emulator
-// or real SQS. Time passes for real, so cases that need long waits skip.
-type RemoteHarness struct {
-	API API
-	// Prefix starts every queue name, so runs do not collide.
-	Prefix string
-	// Gaps maps each missing capability to the reason it is missing.
-	Gaps map[Capability]string
-	seq  atomic.Int64
-}
-
-// Parallel: cases use their own queues and real time, so they run in
-// parallel to keep the wall-clock time of the suite down.
-func (h *RemoteHarness) Parallel() bool { return true }
-
-// Client returns the remote client.
-func (h *RemoteHarness) Client() API { return h.API }
-
-// QueueName returns a name unique to this harness.
-func (h *RemoteHarness) QueueName(base string) string {
-	return uniqueName(h.Prefix, base, h.seq.Add(1))
-}
-
-// Advance sleeps.
-func (h *RemoteHarness) Advance(_ *testing.T, d time.Duration) { time.Sleep(d) }
-
-// WaitForPollers gives a long poll time to reach the server.
-func (h *RemoteHarness) WaitForPollers(*testing.T, int) { time.Sleep(300 * time.Millisecond) }
-
-// Unsupported reports declared gaps; real time is always missing.
-func (h *RemoteHarness) Unsupported(c Capability) string {
-	if c == FakeTime {
-		return "time passes for real on this backend; the case needs minutes or hours of it"
-	}
-	return h.Gaps[c]
 }
 
 func uniqueName(prefix, base string, n int64) string {
@@ -225,21 +105,21 @@ func uniqueName(prefix, base string, n int64) string {
 }
 
 // createQueue makes a queue for one case and deletes it when the case ends.
-func createQueue(t *testing.T, h Harness, base string, attrs map[string]string) string {
+func (e *env) createQueue(t *testing.T, base string, attrs map[string]string) string {
 	t.Helper()
-	name := h.QueueName(base)
+	name := e.queueName(base)
 	if strings.HasSuffix(name, ".fifo") {
 		if attrs == nil {
 			attrs = map[string]string{}
 		}
 		attrs["FifoQueue"] = "true"
 	}
-	out, err := h.Client().CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	out, err := e.api.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {
 		t.Fatalf("create queue %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		_, _ = h.Client().DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+		_, _ = e.api.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
 	})
 	return *out.QueueUrl
 }

@@ -19,11 +19,30 @@ import (
 	"github.com/sqskit/sqskit/sqstest"
 )
 
-// TestConformanceFauxqs runs the suite against the fauxqs emulator; its
-// known gaps are skipped with their reasons.
+// TestConformanceFauxqs runs the suite against the fauxqs emulator; the
+// cases it fails are skipped with their reasons. fauxqs spells
+// InvalidParameterValue, MissingParameter, InvalidAttributeValue and
+// InvalidMessageContents with the AWS.SimpleQueueService. prefix.
 func TestConformanceFauxqs(t *testing.T) {
 	emu := fauxqs.StartT(t)
-	sqstest.Run(t, &sqstest.RemoteHarness{API: emu.Client(), Prefix: "sqskit-", Gaps: fauxqs.Gaps()})
+	sqstest.Run(t, sqstest.Harness{Client: emu.Client(), Prefix: "sqskit-", Skip: fauxqs.Skips(), PrefixedErrorCodes: true})
+}
+
+// fauxqs's skips name cases of the suite and give reasons, checked where
+// the emulator is not installed too.
+func TestFauxqsSkipsNameCasesWithReasons(t *testing.T) {
+	names := map[string]bool{}
+	for _, n := range sqstest.Names() {
+		names[n] = true
+	}
+	for name, reason := range fauxqs.Skips() {
+		if !names[name] {
+			t.Errorf("fauxqs.Skips names %q: expect a case of sqstest.Names", name)
+		}
+		if reason == "" {
+			t.Errorf("fauxqs.Skips[%q]: expect a reason, got none", name)
+		}
+	}
 }
 
 // TestConformanceEndpoint runs the suite against another SQS: the emulator
@@ -37,7 +56,7 @@ func TestConformanceEndpoint(t *testing.T) {
 	}
 	api := endpointClient(t, endpoint)
 	prefix := "sqskit-" + strconv.FormatInt(time.Now().Unix(), 36) + "-"
-	sqstest.Run(t, &sqstest.RemoteHarness{API: api, Prefix: prefix})
+	sqstest.Run(t, sqstest.Harness{Client: api, Prefix: prefix})
 }
 
 // realAWS is what conformanceEndpoint returns for SQSKIT_AWS.

@@ -3,8 +3,11 @@ package sqstest
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,71 +15,102 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// testCase is one named behaviour of SQS.
+// testCase is one named behaviour of SQS: Run runs test as the subtest name.
 type testCase struct {
-	name  string
-	needs []Capability
-	run   func(t *testing.T, e *env)
+	name string
+	test func(t *testing.T, e *env)
+	need need
 }
 
-// Run runs every conformance case against the harness's backend as
-// subtests named by behaviour ("fifo/group-lock", …). Cases whose capability
-// the backend lacks are skipped with its reason.
+// need is what a case asks of a backend beyond being SQS.
+type need uint8
+
+const (
+	anyBackend need = iota
+	// needsClock: the case lets minutes or hours pass, so it runs only with
+	// a Harness.Clock.
+	needsClock
+)
+
+// Run runs every case against the harness's backend, each as a subtest
+// named for the behaviour it checks ("fifo/group-lock", …): go test -run
+// 'TestX/fifo/' runs one family. A case in Harness.Skip, or one that needs
+// a Clock the harness lacks, is skipped with the reason.
 func Run(t *testing.T, h Harness) {
-	parallel := false
-	if p, ok := h.(interface{ Parallel() bool }); ok {
-		parallel = p.Parallel()
+	t.Helper()
+	if h.Client == nil {
+		t.Fatal("sqstest: Harness.Client is nil")
 	}
-	for _, c := range cases() {
+	all := suite()
+	for _, problem := range skipProblems(h.Skip, all) {
+		t.Error(problem)
+	}
+	e := &env{h: h, api: h.Client, seq: new(atomic.Int64)}
+	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
-			if parallel {
+			if h.Clock == nil {
 				t.Parallel()
 			}
-			for _, need := range c.needs {
-				if reason := h.Unsupported(need); reason != "" {
-					t.Skipf("SKIP %s: backend lacks %s: %s", c.name, need, reason)
-				}
+			if reason, ok := h.Skip[c.name]; ok {
+				t.Skipf("SKIP %s: backend lacks this behaviour: %s", c.name, reason)
 			}
-			c.run(t, &env{h: h, api: h.Client()})
+			if c.need == needsClock && h.Clock == nil {
+				t.Skipf("SKIP %s: backend lacks a clock the test moves: time passes for real on this backend; the case needs minutes or hours of it", c.name)
+			}
+			c.test(t, e)
 		})
 	}
 }
 
-// Names lists the cases Run runs, in order.
+// skipProblems says what is wrong with a Harness.Skip: names that are no
+// case (a case renamed or removed) and empty reasons.
+func skipProblems(skip map[string]string, all []testCase) []string {
+	known := make(map[string]bool, len(all))
+	for _, c := range all {
+		known[c.name] = true
+	}
+	var out []string
+	for name, reason := range skip {
+		if !known[name] {
+			out = append(out, fmt.Sprintf("sqstest: Harness.Skip names %q, which is no case of this suite (sqstest.Names lists them)", name))
+		} else if reason == "" {
+			out = append(out, fmt.Sprintf("sqstest: Harness.Skip[%q] gives no reason", name))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Names lists the cases Run runs, in order: the keys Harness.Skip takes.
 func Names() []string {
 	var out []string
-	for _, c := range cases() {
+	for _, c := range suite() {
 		out = append(out, c.name)
 	}
 	return out
 }
 
-func cases() []testCase {
-	var all []testCase
-	for _, family := range [][]testCase{queueCases(), tagCases(), messageCases(), visibilityCases(), delayCases(), pollCases(), limitCases(), batchCases(), redriveCases(), moveCases(), fifoCases(), wireCases(), sdkCases()} {
-		all = append(all, family...)
-	}
-	return all
-}
-
 // env gives a case short helpers over the harness.
 type env struct {
 	h   Harness
-	api API
+	api sqsfake.API
+	seq *atomic.Int64 // numbers the run's queue names
 }
 
 func (e *env) ctx() context.Context { return context.Background() }
 
 func (e *env) queue(t *testing.T, attrs map[string]string) string {
 	t.Helper()
-	return createQueue(t, e.h, "std", attrs)
+	return e.createQueue(t, "std", attrs)
 }
 
 func (e *env) fifo(t *testing.T, attrs map[string]string) string {
 	t.Helper()
-	return createQueue(t, e.h, "q.fifo", attrs)
+	return e.createQueue(t, "q.fifo", attrs)
 }
 
 func (e *env) send(t *testing.T, url, body string, fns ...func(*sqs.SendMessageInput)) *sqs.SendMessageOutput {
@@ -172,8 +206,8 @@ func bodies(msgs []types.Message) []string {
 	return out
 }
 
-// wantCode fails unless err is an API error with code. A backend without
-// ExactErrorCodes may add the AWS.SimpleQueueService. prefix.
+// wantCode fails unless err is an API error with code. A backend with
+// PrefixedErrorCodes may add the AWS.SimpleQueueService. prefix.
 func (e *env) wantCode(t *testing.T, err error, code string) {
 	t.Helper()
 	if err == nil {
@@ -187,8 +221,8 @@ func (e *env) wantCode(t *testing.T, err error, code string) {
 	if got == code {
 		return
 	}
-	if trimmed := strings.TrimPrefix(got, "AWS.SimpleQueueService."); trimmed == code && e.h.Unsupported(ExactErrorCodes) != "" {
-		t.Logf("accepting %s for %s: backend lacks %s", got, code, ExactErrorCodes)
+	if trimmed := strings.TrimPrefix(got, "AWS.SimpleQueueService."); trimmed == code && e.h.PrefixedErrorCodes {
+		t.Logf("accepting %s for %s: the harness declares PrefixedErrorCodes", got, code)
 		return
 	}
 	t.Fatalf("expect error code %s, got %s (%v)", code, got, err)
