@@ -66,9 +66,11 @@ func TestFromCenkaltiBackOff(t *testing.T) {
 	}
 }
 
-// The two defects of cenkalti's exponential backoff that Randomized fixes:
-// delays above MaxInterval, and negative delays for a huge MaxInterval.
-func TestRandomizedFixesCenkaltiDefects(t *testing.T) {
+// Randomized keeps every delay within its cap and non-negative where
+// cenkalti v4's exponential backoff, the same algorithm, does neither: it
+// returns delays above MaxInterval, and negative delays for a huge
+// MaxInterval.
+func TestRandomizedStaysCappedAndNonNegativeUnlikeCenkalti(t *testing.T) {
 	c := cenkalti.NewExponentialBackOff()
 	c.InitialInterval, c.MaxInterval, c.Multiplier, c.RandomizationFactor, c.MaxElapsedTime = time.Second, 10*time.Second, 2, 0.5, 0
 	c.Reset()

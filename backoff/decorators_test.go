@@ -53,15 +53,34 @@ func TestWithRandLeavesOthersAlone(t *testing.T) {
 	}
 }
 
-// MaxAttempts{N} allows N retries, attempts 0 to N-1, as its doc says and as
-// replay's Policy.MaxAttempts counts replays.
+// MaxAttempts{N} allows N retries, attempts 0 to N-1, each with the delay
+// of the strategy it wraps, as its doc says and as replay's
+// Policy.MaxAttempts counts replays; Stop from attempt N.
 func TestMaxAttemptsAllowsNRetries(t *testing.T) {
-	s := MaxAttempts{S: Constant{D: time.Second}, N: 3}
-	for attempt := range 5 {
-		d := s.Delay(attempt, 0)
-		if want := attempt < 3; (d != Stop) != want {
-			t.Errorf("attempt %d: expect allowed=%v, got %v", attempt, want, d)
+	for _, n := range []int{2, 3} {
+		s := MaxAttempts{S: Constant{D: time.Second}, N: n}
+		for attempt := range n + 2 {
+			want := Stop
+			if attempt < n {
+				want = time.Second
+			}
+			if d := s.Delay(attempt, 0); d != want {
+				t.Errorf("N=%d attempt %d: expect %v, got %v", n, attempt, want, d)
+			}
 		}
+	}
+}
+
+// Capped clamps the delay of the strategy it wraps to Cap, and passes Stop
+// through untouched.
+func TestCappedClampsAndPassesStopThrough(t *testing.T) {
+	c := Capped{S: Exponential{Base: time.Second}, Cap: 3 * time.Second}
+	if got := c.Delay(5, 0); got != 3*time.Second {
+		t.Errorf("Capped: expect 3s, got %v", got)
+	}
+	m := MaxAttempts{S: Constant{D: time.Second}, N: 2}
+	if got := (Capped{S: m, Cap: time.Hour}).Delay(9, 0); got != Stop {
+		t.Errorf("Capped: expect Stop to pass through, got %v", got)
 	}
 }
 

@@ -61,3 +61,16 @@ func TestIteratorMaxElapsedExcludesWork(t *testing.T) {
 		t.Fatalf("expect Reset to restart the budget, got %v", got)
 	}
 }
+
+// An iterator over no strategy stops at once, and again after Reset,
+// counting no attempt: NewIterator(nil) never panics.
+func TestIteratorOverNilStrategyStops(t *testing.T) {
+	it := NewIterator(nil)
+	if d := it.NextBackOff(); d != Stop {
+		t.Fatalf("expect Stop, got %v", d)
+	}
+	it.Reset()
+	if d := it.NextBackOff(); d != Stop || it.Attempt() != 0 {
+		t.Fatalf("expect Stop after Reset and no attempt counted, got %v at attempt %d", d, it.Attempt())
+	}
+}

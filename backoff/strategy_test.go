@@ -1,6 +1,7 @@
 package backoff
 
 import (
+	"errors"
 	"math"
 	"sort"
 	"testing"
@@ -231,17 +232,32 @@ func asConfigError(err error, target **ConfigError) bool {
 	return ok
 }
 
-func TestDecorators(t *testing.T) {
-	m := MaxAttempts{S: Constant{D: time.Second}, N: 2}
-	if m.Delay(1, 0) != time.Second || m.Delay(2, 0) != Stop {
-		t.Error("MaxAttempts: expect delays for attempts 0 and 1, Stop from 2")
+// pointerStrategy is a strategy behind a pointer, without a Validate
+// method: a typed nil of it is a nil strategy.
+type pointerStrategy struct{ d time.Duration }
+
+func (s *pointerStrategy) Delay(int, time.Duration) time.Duration { return s.d }
+
+// Validate finds a nil strategy wherever it hides: a typed nil,
+// FromBackOff(nil), or either inside any decorator. fifo.NewSender and
+// replay.New rely on it to refuse, at construction, a strategy that would
+// panic at the first retry or decision.
+func TestValidateRefusesNilStrategiesInsideValues(t *testing.T) {
+	for name, s := range map[string]Strategy{
+		"typed nil":                    (*pointerStrategy)(nil),
+		"FromBackOff(nil)":             FromBackOff(nil),
+		"MaxAttempts around typed nil": MaxAttempts{S: (*pointerStrategy)(nil), N: 3},
+		"Capped around FromBackOff":    Capped{S: FromBackOff(nil), Cap: time.Second},
+		"Budgeted around FromBackOff":  Budgeted{S: FromBackOff(nil), B: &Budget{}},
+		"ByError throttle typed nil":   ByError{Default: Constant{}, Throttle: (*pointerStrategy)(nil)},
+	} {
+		var ce *ConfigError
+		if err := Validate(s); !errors.As(err, &ce) {
+			t.Errorf("%s: expect a *ConfigError, got %v", name, err)
+		}
 	}
-	c := Capped{S: Exponential{Base: time.Second}, Cap: 3 * time.Second}
-	if got := c.Delay(5, 0); got != 3*time.Second {
-		t.Errorf("Capped: expect 3s, got %v", got)
-	}
-	if got := (Capped{S: m, Cap: time.Hour}).Delay(9, 0); got != Stop {
-		t.Errorf("Capped: expect Stop to pass through, got %v", got)
+	if err := Validate(&pointerStrategy{d: time.Second}); err != nil {
+		t.Errorf("a non-nil pointer strategy: expect valid, got %v", err)
 	}
 }
 

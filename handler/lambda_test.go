@@ -131,8 +131,8 @@ type nilDerefError struct{ msg string }
 func (e *nilDerefError) Error() string { return e.msg }
 
 // A handler error the adapter cannot read (a typed nil whose Error panics)
-// fails its message as a panic does; it crashed the invocation (logFailure
-// called Error on it).
+// fails its message as a panic does, in the per-message and the batch
+// adapter, and never crashes the invocation (logging it calls Error).
 func TestLambdaBrokenErrorIsThatMessagesFailure(t *testing.T) {
 	var failures []error
 	hooks := func(o *LambdaOptions) {
@@ -161,43 +161,86 @@ func TestLambdaBrokenErrorIsThatMessagesFailure(t *testing.T) {
 	}
 }
 
-// A handler may write to its Message: the response names the messages by
-// the ids Lambda sent, and FIFO order keys on the groups it sent. The
-// adapter read the handler's copy after it returned: a rewritten m.ID was
-// reported as a failure Lambda does not know (the real message counted as
-// done and deleted), and a deleted MessageGroupId left the group's next
-// message waiting until the invocation ended.
-func TestLambdaHandlerMutatingItsMessage(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		l := newLambda(t, func(_ context.Context, m *Message) error {
-			bad := m.Body == "bad"
-			m.ID, m.Attributes = "rewritten", nil
-			if bad {
-				return errors.New("boom")
-			}
-			return nil
-		})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		resp, err := l.Handle(ctx, sqsEvent(fifoArn, "g:ok", "g:next", "h:bad", "h:after"))
-		if err != nil || failedIDs(resp) != "id-2,id-3" || ctx.Err() != nil {
-			t.Fatalf("expect id-2 failed and id-3 behind it, group g done before the invocation ended, got %v, %v, %v", resp, err, ctx.Err())
+// A handler may write to every field of its Message: it gets its own copy,
+// so the response names the messages by the ids Lambda sent (a rewritten ID
+// never reports a failure Lambda does not know while the real message
+// counts as done and is deleted), and FIFO order keys on the groups Lambda
+// sent (a removed or forged MessageGroupId neither holds back another
+// group nor leaves a group's next message waiting for the invocation's
+// deadline). Each rewrite runs through every scenario.
+func TestLambdaHandlerRewritingItsMessageChangesNothingReported(t *testing.T) {
+	rewrites := map[string]func(*Message){
+		"id and attributes removed": func(m *Message) { m.ID, m.Attributes = "rewritten", nil },
+		"every field forged": func(m *Message) {
+			m.ID, m.ReceiptHandle, m.Body = "forged", "forged", ""
+			m.Attributes["MessageGroupId"] = "forged"
+			m.Attributes["ApproximateReceiveCount"] = "999"
+		},
+	}
+	scenarios := []struct {
+		name   string
+		batch  bool
+		event  Event
+		fail   string // the body whose message fails, read before the rewrite
+		want   string
+		expect string
+	}{
+		{"Lambda, FIFO, a failure in the second group", false, sqsEvent(fifoArn, "g:ok", "g:next", "h:bad", "h:after"), "bad", "id-2,id-3",
+			"expect id-2 failed and id-3 behind it, group g done before the invocation ended"},
+		{"Lambda, FIFO, a failure in the first group", false, sqsEvent(fifoArn, "g:first", "g:second", "h:other"), "first", "id-0,id-1",
+			"expect the failed message and its group-mate reported"},
+		{"batch Lambda, FIFO", true, sqsEvent(fifoArn, "g:bad", "g:held"), "bad", "id-0,id-1",
+			"expect both reported by their ids, the second held back behind the first"},
+		{"batch Lambda, standard", true, sqsEvent(stdArn, ":first", ":second"), "first", "id-0",
+			"expect id-0 reported failed"},
+	}
+	for rname, rewrite := range rewrites {
+		for _, sc := range scenarios {
+			t.Run(rname+"/"+sc.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					var handle func(context.Context, Event) (events.SQSEventResponse, error)
+					if sc.batch {
+						l, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
+							errs := make([]error, len(msgs))
+							for i, m := range msgs {
+								if m.Body == sc.fail {
+									errs[i] = errors.New("failed")
+								}
+								rewrite(m)
+							}
+							return errs
+						})
+						if err != nil {
+							t.Fatal(err)
+						}
+						handle = l.Handle
+					} else {
+						handle = newLambda(t, func(_ context.Context, m *Message) error {
+							failed := m.Body == sc.fail
+							rewrite(m)
+							if failed {
+								return errors.New("failed")
+							}
+							return nil
+						}).Handle
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					start := time.Now()
+					resp, err := handle(ctx, sc.event)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if ctx.Err() != nil || time.Since(start) != 0 {
+						t.Fatalf("expect Handle to return at once, it waited %v, for the invocation's deadline", time.Since(start))
+					}
+					if got := failedIDs(resp); got != sc.want {
+						t.Fatalf("%s (%s), got %s", sc.expect, sc.want, got)
+					}
+				})
+			})
 		}
-		bl, err := NewBatchLambda(func(_ context.Context, msgs []*Message) []error {
-			errs := []error{errors.New("boom"), nil}
-			for _, m := range msgs {
-				m.ID, m.Attributes = "rewritten", nil
-			}
-			return errs
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err = bl.Handle(context.Background(), sqsEvent(fifoArn, "g:bad", "g:held"))
-		if err != nil || failedIDs(resp) != "id-0,id-1" {
-			t.Fatalf("expect both reported by their ids, the second held back behind the first, got %v, %v", resp, err)
-		}
-	})
+	}
 }
 
 func TestLambdaFIFOStopsOnlyTheFailedGroup(t *testing.T) {
@@ -365,8 +408,8 @@ func TestLambdaOptions(t *testing.T) {
 	}
 }
 
-// A nil option function is skipped: it made NewLambda and NewBatchLambda
-// panic.
+// A nil option function is skipped, never called: NewLambda and
+// NewBatchLambda apply the options after it.
 func TestLambdaNilOptionFuncIsSkipped(t *testing.T) {
 	var unset func(*LambdaOptions)
 	l, err := NewLambda(func(context.Context, *Message) error { return nil }, unset, func(o *LambdaOptions) { o.Concurrency = 3 })
@@ -413,10 +456,10 @@ func TestBatchLambda(t *testing.T) {
 	}
 }
 
-// Defect 2: a handler that calls runtime.Goexit (t.FailNow does) must fail
-// its message, never report it or the ones after it as done, and never
-// hang Handle or Run.
-func TestDefectGoexitLambdaConcurrencyOne(t *testing.T) {
+// A handler that calls runtime.Goexit (t.FailNow does) fails its message,
+// never reports it or the ones after it as done, and never hangs Handle:
+// with one worker, a new worker handles the messages after it.
+func TestLambdaHandlerGoexitFailsOnlyItsMessage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var handled []string
 		l := newLambda(t, func(_ context.Context, m *Message) error {
@@ -439,7 +482,9 @@ func TestDefectGoexitLambdaConcurrencyOne(t *testing.T) {
 	})
 }
 
-func TestDefectGoexitLambdaConcurrencyTwo(t *testing.T) {
+// With several workers, each exit fails its message with ErrHandlerExited,
+// and a FIFO message behind an exited one of its group is reported too.
+func TestLambdaHandlerGoexitConcurrentFailsWithErrHandlerExited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var failures []error
 		l := newLambda(t, func(_ context.Context, m *Message) error {
@@ -464,7 +509,8 @@ func TestDefectGoexitLambdaConcurrencyTwo(t *testing.T) {
 	})
 }
 
-func TestDefectGoexitBatchLambda(t *testing.T) {
+// A batch handler that calls runtime.Goexit fails its whole batch.
+func TestBatchLambdaHandlerGoexitFailsTheBatch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l, err := NewBatchLambda(func(context.Context, []*Message) []error { runtime.Goexit(); return nil })
 		if err != nil {
@@ -477,8 +523,10 @@ func TestDefectGoexitBatchLambda(t *testing.T) {
 	})
 }
 
-// Defect 4: EventBridge Pipes passes the batch as a bare JSON array.
-func TestDefectLambdaAcceptsPipesArray(t *testing.T) {
+// An invocation's event decodes in both shapes with the same response:
+// the bare JSON array EventBridge Pipes passes and the event source
+// mapping's object of Records; an event of neither shape is refused.
+func TestLambdaAcceptsPipesArrayAndEventSourceMapping(t *testing.T) {
 	h, seen := failing("b")
 	l := newLambda(t, h)
 	invoke := lambda.NewHandler(l.Handle)

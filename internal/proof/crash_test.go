@@ -1,4 +1,4 @@
-package sqskit_test
+package proof
 
 import (
 	"bufio"
@@ -27,9 +27,9 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// The crash soak (issue 13 §1b): consumers and a replayer in processes of
-// their own, on one FIFO queue that sqsfake serves over HTTP in the test
-// process, each killed with SIGKILL at random moments and started again.
+// The crash soak: consumers and a replayer in processes of their own, on
+// one FIFO queue that sqsfake serves over HTTP in the test process, each
+// killed with SIGKILL at random moments and started again.
 //
 // Each child process writes what it does to a file of its own, one line per
 // event, each line one write(2) on a file opened with O_APPEND: a message

@@ -1,4 +1,4 @@
-package sqskit_test
+package proof
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sqskit_test
+package proof
 
 import (
 	"context"
@@ -127,14 +127,12 @@ func TestBadInputCatalogue(t *testing.T) {
 		}
 		return
 	}
+	if err := checkCatalogue(rows); err != nil {
+		t.Fatal(err)
+	}
 	counts := map[string]int{}
-	seen := map[string]bool{}
 	for _, r := range rows {
 		key := r.cat + "/" + r.name
-		if seen[key] {
-			t.Fatalf("two rows named %q", key)
-		}
-		seen[key] = true
 		counts[r.cat]++
 		t.Run(key, func(t *testing.T) {
 			if r.child {
@@ -149,9 +147,39 @@ func TestBadInputCatalogue(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("  %-48s %3d", c, counts[c]))
 	}
 	fmt.Printf("bad-input catalogue: %d rows\n%s\n", len(rows), strings.Join(lines, "\n"))
-	if len(rows) < 150 {
-		t.Errorf("expect at least 150 rows, got %d", len(rows))
+}
+
+// checkCatalogue checks that the catalogue is what its figures say: every
+// row has a name of its own, so -run and a child process find exactly it,
+// and a run; every row is in a listed category, so the printed figures
+// account for it; and no listed category is empty.
+func checkCatalogue(rows []row) error {
+	var errs []error
+	seen := map[string]bool{}
+	filled := map[string]bool{}
+	for _, r := range rows {
+		key := r.cat + "/" + r.name
+		switch {
+		case r.name == "":
+			errs = append(errs, fmt.Errorf("a row of %q has no name", r.cat))
+		case seen[key]:
+			errs = append(errs, fmt.Errorf("two rows named %q", key))
+		}
+		seen[key] = true
+		if r.run == nil {
+			errs = append(errs, fmt.Errorf("row %q has nothing to run", key))
+		}
+		if !slices.Contains(catalogueOrder, r.cat) {
+			errs = append(errs, fmt.Errorf("row %q is in category %q, which catalogueOrder does not list", key, r.cat))
+		}
+		filled[r.cat] = true
 	}
+	for _, c := range catalogueOrder {
+		if !filled[c] {
+			errs = append(errs, fmt.Errorf("expect at least one row in category %q, got none", c))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // runRow runs one row in this process: a panic fails the row, a hang
@@ -221,4 +249,34 @@ func catalogue() []row {
 		rows = append(rows, part...)
 	}
 	return rows
+}
+
+// checkCatalogue refuses each way a catalogue can misstate itself, and
+// passes the real one.
+func TestCheckCatalogueRefusesMalformedCatalogues(t *testing.T) {
+	run := func(*testing.T, *catWorld) error { return nil }
+	full := func() []row {
+		var rows []row
+		for _, c := range catalogueOrder {
+			rows = append(rows, row{cat: c, name: "a", run: run})
+		}
+		return rows
+	}
+	if err := checkCatalogue(full()); err != nil {
+		t.Fatalf("expect a row in every category to pass, got %v", err)
+	}
+	if err := checkCatalogue(catalogue()); err != nil {
+		t.Fatalf("expect the catalogue to pass, got %v", err)
+	}
+	for name, rows := range map[string][]row{
+		"two rows of one name": append(full(), row{cat: catSend, name: "a", run: run}),
+		"a row without a name": append(full(), row{cat: catSend, run: run}),
+		"a row without a run":  append(full(), row{cat: catSend, name: "b"}),
+		"an unlisted category": append(full(), row{cat: "elsewhere", name: "a", run: run}),
+		"an empty category":    full()[1:],
+	} {
+		if err := checkCatalogue(rows); err == nil {
+			t.Errorf("%s: expect an error, got nil", name)
+		}
+	}
 }

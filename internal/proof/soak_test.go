@@ -1,4 +1,4 @@
-package sqskit_test
+package proof
 
 import (
 	"context"
@@ -26,13 +26,13 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// The chaos soak of the whole pipeline (issue 13 §1): a FIFO and a standard
-// producer (SendBatch and a Batcher), two consumers per queue with two
-// receivers each, restarted at random, handlers that fail now and then, for
-// good (poison) or outlive the visibility timeout, SQS redrive to
-// dead-letter queues, the replayer as a worker, in Drain passes and as a
-// Lambda, all three at once, forged replay metadata put straight into the
-// dead-letter queues, and faults on every operation of every queue.
+// The chaos soak of the whole pipeline: a FIFO and a standard producer
+// (SendBatch and a Batcher), two consumers per queue with two receivers
+// each, restarted at random, handlers that fail now and then, for good
+// (poison) or outlive the visibility timeout, SQS redrive to dead-letter
+// queues, the replayer as a worker, in Drain passes and as a Lambda, all
+// three at once, forged replay metadata put straight into the dead-letter
+// queues, and faults on every operation of every queue.
 
 const (
 	soakSeedEnv     = "SQSKIT_SOAK_SEED"

@@ -1,4 +1,4 @@
-package sqskit_test
+package proof
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 )
 
 // catMessages is the category of hostile typed messages, envelopes, types
-// and idempotency stores (issue 21).
+// and idempotency stores.
 const catMessages = "typed messages, envelopes, routing, idempotency"
 
 type orderPayload struct {
