@@ -45,8 +45,8 @@ type Consumer struct {
 	client   API
 	queueURL string
 	fifo     bool
-	handler  Handler
-	batch    BatchHandler
+	handler  handler.Handler
+	batch    handler.BatchHandler
 	opts     Options
 	running  atomic.Bool
 	stats    counters
@@ -69,9 +69,9 @@ var ErrRunning = errors.New("consumer: already running")
 // client, an empty URL, a nil handler, an option out of range) return an
 // error matching ErrConfig; a nil option function is skipped. Nothing is
 // started until Run.
-func New(client API, queueURL string, h Handler, optFns ...func(*Options)) (*Consumer, error) {
+func New(client API, queueURL string, h handler.Handler, optFns ...func(*Options)) (*Consumer, error) {
 	if h == nil {
-		return nil, configError("nil Handler")
+		return nil, configError("nil handler.Handler")
 	}
 	return construct(client, queueURL, h, nil, optFns)
 }
@@ -84,14 +84,14 @@ func New(client API, queueURL string, h Handler, optFns ...func(*Options)) (*Con
 // StopOnFirstFailure, after any failed one) is not deleted even if h
 // returned nil for it, so order holds. Concurrency bounds the batches
 // handled at once; HandlerTimeout applies to each call of h.
-func NewBatch(client API, queueURL string, h BatchHandler, optFns ...func(*Options)) (*Consumer, error) {
+func NewBatch(client API, queueURL string, h handler.BatchHandler, optFns ...func(*Options)) (*Consumer, error) {
 	if h == nil {
-		return nil, configError("nil BatchHandler")
+		return nil, configError("nil handler.BatchHandler")
 	}
 	return construct(client, queueURL, nil, h, optFns)
 }
 
-func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns []func(*Options)) (*Consumer, error) {
+func construct(client API, queueURL string, h handler.Handler, bh handler.BatchHandler, optFns []func(*Options)) (*Consumer, error) {
 	if isNil(client) {
 		return nil, configError("nil client")
 	}
@@ -114,9 +114,9 @@ func construct(client API, queueURL string, h Handler, bh BatchHandler, optFns [
 	}
 	switch {
 	case h != nil && len(o.BatchMiddleware) > 0:
-		return nil, configError("BatchMiddleware with a Handler: use Middleware")
+		return nil, configError("BatchMiddleware with a Handler: use handler.Middleware")
 	case bh != nil && len(o.Middleware) > 0:
-		return nil, configError("Middleware with a BatchHandler: use BatchMiddleware")
+		return nil, configError("Middleware with a BatchHandler: use handler.BatchMiddleware")
 	case h != nil:
 		h = handler.Chain(h, o.Middleware...)
 	default:
@@ -148,7 +148,7 @@ type Stats struct {
 	// InFlight is the number of messages held now, at most MaxInFlight.
 	InFlight int64
 	// ExtensionFailures counts the signals lost to user extensions (see
-	// Hooks): a hook, Propagator, TracerProvider, MeterProvider, span or
+	// Hooks): a hook, handler.Propagator, TracerProvider, MeterProvider, span or
 	// instrument that panicked or returned nil, or hooks too slow to keep up.
 	ExtensionFailures int64
 }

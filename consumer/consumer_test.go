@@ -21,6 +21,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -105,7 +106,7 @@ func until(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func newConsumer(t *testing.T, f *qfix, h Handler, fns ...func(*Options)) *Consumer {
+func newConsumer(t *testing.T, f *qfix, h handler.Handler, fns ...func(*Options)) *Consumer {
 	t.Helper()
 	c, err := New(f.client, f.url, h, fns...)
 	if err != nil {
@@ -123,7 +124,7 @@ type recorder struct {
 	failN    map[string]int
 }
 
-func (r *recorder) handle(_ context.Context, m *Message) error {
+func (r *recorder) handle(_ context.Context, m *handler.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.attempts == nil {
@@ -229,7 +230,7 @@ func TestConsumerFIFOStopOnFirstFailure(t *testing.T) {
 				var mu sync.Mutex
 				running, most := 0, 0
 				rec := &recorder{failN: map[string]int{"a1": 1}}
-				c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+				c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 					mu.Lock()
 					running++
 					most = max(most, running)
@@ -267,7 +268,7 @@ func TestConsumerHeartbeatKeepsLongHandlerInvisible(t *testing.T) {
 		f := newQueue(t, "jobs", map[string]string{"VisibilityTimeout": "30"})
 		f.send(t, "", "slow")
 		var handled int
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			time.Sleep(5 * time.Minute)
 			handled++
 			return ctx.Err()
@@ -300,12 +301,12 @@ func TestConsumerLeaseLostCancelsHandler(t *testing.T) {
 		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true}})
 		var lost []error
 		var handlerErr error
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			<-ctx.Done()
 			handlerErr = ctx.Err()
 			return nil // claims success too late
 		}, func(o *Options) {
-			o.Hooks.LeaseLost = func(_ context.Context, _ *Message, err error) { lost = append(lost, err) }
+			o.Hooks.LeaseLost = func(_ context.Context, _ *handler.Message, err error) { lost = append(lost, err) }
 			o.OnFailure = LeaveToTimeout
 		})
 		stop := started(t, c)
@@ -341,15 +342,15 @@ func TestConsumerDeleteAnsweredAfterTheLapseIsNotDeleted(t *testing.T) {
 		var events []string
 		note := func(s string) { mu.Lock(); events = append(events, s); mu.Unlock() }
 		var deleteFailure error
-		c := newConsumer(t, f, func(context.Context, *Message) error {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error {
 			time.Sleep(9 * time.Second)
 			return nil
 		}, func(o *Options) {
 			o.VisibilityTimeout = 10 * time.Second
 			o.Concurrency, o.MaxInFlight = 1, 1 // its own receives do not race the other consumer
-			o.Hooks.LeaseLost = func(context.Context, *Message, error) { note("lease lost") }
-			o.Hooks.Deleted = func(context.Context, *Message) { note("deleted") }
-			o.Hooks.DeleteFailed = func(_ context.Context, _ *Message, err error) { note("delete failed"); deleteFailure = err }
+			o.Hooks.LeaseLost = func(context.Context, *handler.Message, error) { note("lease lost") }
+			o.Hooks.Deleted = func(context.Context, *handler.Message) { note("deleted") }
+			o.Hooks.DeleteFailed = func(_ context.Context, _ *handler.Message, err error) { note("delete failed"); deleteFailure = err }
 		})
 		// The heartbeat's extensions are throttled; the delete is slow.
 		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrThrottled})
@@ -382,7 +383,7 @@ func TestConsumerExtensionRacingTheDeleteIsNoLostLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "a")
-		c := newConsumer(t, f, func(context.Context, *Message) error {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error {
 			time.Sleep(6500 * time.Millisecond) // the next beat, at 6.67 s, extends it
 			return nil
 		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
@@ -411,7 +412,7 @@ func TestConsumerNoDeleteAfterTheLapse(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "a")
-		c := newConsumer(t, f, func(context.Context, *Message) error {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error {
 			time.Sleep(10*time.Second - 100*time.Millisecond)
 			return nil
 		}, func(o *Options) { o.VisibilityTimeout = 10 * time.Second })
@@ -439,7 +440,7 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 		var mu sync.Mutex
 		var done []string
 		release := make(chan struct{})
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			if m.Body == "slow" {
 				<-release
 				time.Sleep(10 * time.Second) // still within the shutdown timeout
@@ -480,14 +481,14 @@ func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "stuck")
 		var cause, failure error
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			<-ctx.Done()
 			cause = context.Cause(ctx)
 			return ctx.Err()
 		}, func(o *Options) {
 			o.ShutdownTimeout = 5 * time.Second
 			o.OnFailure = ReleaseNow
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failure = err }
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) { failure = err }
 		})
 		stop := started(t, c)
 		until(t, "the handler", func() bool { return c.Stats().Received == 1 })
@@ -512,23 +513,23 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "boom", "fine")
 		var failures []error
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			if m.Body == "boom" {
 				panic("bad state")
 			}
 			return nil
 		}, func(o *Options) {
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) { failures = append(failures, err) }
 		})
 		stop := started(t, c)
 		until(t, "both settled", func() bool { s := c.Stats(); return s.Deleted == 1 && s.Failed == 1 })
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		var p *PanicError
+		var p *handler.PanicError
 		if len(failures) != 1 || !errors.As(failures[0], &p) {
-			t.Fatalf("expect one PanicError, got %v", failures)
+			t.Fatalf("expect one handler.PanicError, got %v", failures)
 		}
 	})
 }
@@ -564,14 +565,14 @@ func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
 					var failures []error
 					opts := func(o *Options) {
 						o.VisibilityTimeout = 30 * time.Second
-						o.Hooks.Failed = func(_ context.Context, _ *Message, err error) { failures = append(failures, err) }
+						o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) { failures = append(failures, err) }
 					}
 					var c *Consumer
 					var err error
 					if batch {
-						c, err = NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return []error{broken} }, opts)
+						c, err = NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { return []error{broken} }, opts)
 					} else {
-						c, err = New(f.client, f.url, func(context.Context, *Message) error { return broken }, opts)
+						c, err = New(f.client, f.url, func(context.Context, *handler.Message) error { return broken }, opts)
 					}
 					if err != nil {
 						t.Fatal(err)
@@ -581,9 +582,9 @@ func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
 					if err := stop(); err != nil {
 						t.Fatal(err)
 					}
-					var p *PanicError
+					var p *handler.PanicError
 					if len(failures) != 1 || !errors.As(failures[0], &p) || c.Stats().Deleted != 0 {
-						t.Fatalf("expect one PanicError and nothing deleted, got %v, %+v", failures, c.Stats())
+						t.Fatalf("expect one handler.PanicError and nothing deleted, got %v, %+v", failures, c.Stats())
 					}
 				})
 			})
@@ -591,7 +592,7 @@ func TestConsumerBrokenErrorIsAFailure(t *testing.T) {
 	}
 }
 
-// A handler may write to the Message it gets: the consumer keeps its own
+// A handler may write to the handler.Message it gets: the consumer keeps its own
 // id, group, receive count and receipt handle. It read the handler's copy
 // after the handler returned, so a handler that rewrote m.ID left a phantom
 // held message (its place never freed: with MaxInFlight 1 the consumer
@@ -601,13 +602,13 @@ func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
 	for _, c := range []struct {
 		name, queue string
 		batch       bool
-		mutate      func(m *Message)
+		mutate      func(m *handler.Message)
 	}{
-		{"id", "jobs", false, func(m *Message) { m.ID = "seen:" + m.ID; m.ReceiptHandle = "" }},
-		{"id, batch", "jobs", true, func(m *Message) { m.ID = "seen:" + m.ID }},
-		{"group", "jobs.fifo", false, func(m *Message) { delete(m.Attributes, "MessageGroupId") }},
-		{"group, batch", "jobs.fifo", true, func(m *Message) { m.Attributes = nil }},
-		{"receive count", "jobs", false, func(m *Message) { m.Attributes["ApproximateReceiveCount"] = "999999999" }},
+		{"id", "jobs", false, func(m *handler.Message) { m.ID = "seen:" + m.ID; m.ReceiptHandle = "" }},
+		{"id, batch", "jobs", true, func(m *handler.Message) { m.ID = "seen:" + m.ID }},
+		{"group", "jobs.fifo", false, func(m *handler.Message) { delete(m.Attributes, "MessageGroupId") }},
+		{"group, batch", "jobs.fifo", true, func(m *handler.Message) { m.Attributes = nil }},
+		{"receive count", "jobs", false, func(m *handler.Message) { m.Attributes["ApproximateReceiveCount"] = "999999999" }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -619,7 +620,7 @@ func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
 					o.RedeliveryBackoff = backoff.Exponential{Base: time.Second, Cap: 12 * time.Hour}
 				}
 				var calls int
-				h := func(_ context.Context, m *Message) error {
+				h := func(_ context.Context, m *handler.Message) error {
 					calls++
 					first := m.ReceiveCount() == 1
 					c.mutate(m)
@@ -631,7 +632,7 @@ func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
 				var cons *Consumer
 				var err error
 				if c.batch {
-					cons, err = NewBatch(f.client, f.url, func(ctx context.Context, msgs []*Message) []error {
+					cons, err = NewBatch(f.client, f.url, func(ctx context.Context, msgs []*handler.Message) []error {
 						errs := make([]error, len(msgs))
 						for i, m := range msgs {
 							errs[i] = h(ctx, m)
@@ -676,7 +677,7 @@ func TestConsumerLogsCarryNoBodies(t *testing.T) {
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{Code: "ReceiptHandleIsInvalid", SenderFault: true}})
 		var logs bytes.Buffer
 		var mu sync.Mutex
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			switch m.Body {
 			case "SECRETBODY-0":
 				return errors.New("boom")
@@ -686,7 +687,7 @@ func TestConsumerLogsCarryNoBodies(t *testing.T) {
 				<-ctx.Done() // HandlerTimeout
 				return ctx.Err()
 			case "SECRETBODY-3":
-				return RetryAfter(errors.New("later"), time.Minute)
+				return handler.RetryAfter(errors.New("later"), time.Minute)
 			}
 			return nil
 		}, func(o *Options) {
@@ -722,7 +723,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 func TestConsumerEndsOnMissingQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		if _, err := f.client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(f.url)}); err != nil {
 			t.Fatal(err)
 		}
@@ -750,7 +751,7 @@ func TestConsumerEndsWhenSettlingIsDenied(t *testing.T) {
 				f := newQueue(t, "jobs", nil)
 				f.send(t, "", "a")
 				f.srv.Inject(sqsfake.Fault{Op: c.op, Err: denied})
-				cons := newConsumer(t, f, func(context.Context, *Message) error {
+				cons := newConsumer(t, f, func(context.Context, *handler.Message) error {
 					if c.fail {
 						return errors.New("boom")
 					}
@@ -778,7 +779,7 @@ func TestConsumerBacksOffOnReceiveErrors(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "m")
 		fault := f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 4, Err: &types.RequestThrottled{Message: aws.String("slow down")}})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		began := time.Now()
 		stop := started(t, c)
 		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
@@ -800,7 +801,7 @@ func TestConsumerRedeliveryWhileHandling(t *testing.T) {
 		f.send(t, "", "m")
 		f.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch", Err: sqsfake.ErrInternal}) // extensions fail in transit
 		runs := 0
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			runs++
 			time.Sleep(45 * time.Second) // past the 30 s visibility
 			return nil
@@ -822,7 +823,7 @@ func TestConsumerRedeliveryWhileHandling(t *testing.T) {
 }
 
 // A release asks SQS for at most 12 h minus the time since the message's
-// receive (SQS's cap, counted from the receive, refuses more): RetryAfter's
+// receive (SQS's cap, counted from the receive, refuses more): handler.RetryAfter's
 // documented 12 h, after a handler that took 2 s, holds the message for
 // almost 12 h. The consumer clamped to MaxExtension only; SQS refused the
 // release, and the message came back after its 30 s visibility timeout.
@@ -832,15 +833,15 @@ func TestConsumerReleaseClampedToTwelveHoursFromTheReceive(t *testing.T) {
 		f.send(t, "", "a")
 		var calls atomic.Int64
 		var released time.Duration
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			if calls.Add(1) == 1 {
 				time.Sleep(2 * time.Second)
-				return RetryAfter(errors.New("downstream closed until tomorrow"), 12*time.Hour)
+				return handler.RetryAfter(errors.New("downstream closed until tomorrow"), 12*time.Hour)
 			}
 			return nil
 		}, func(o *Options) {
 			o.VisibilityTimeout = 30 * time.Second
-			o.Hooks.Released = func(_ context.Context, _ *Message, d time.Duration) { released = d }
+			o.Hooks.Released = func(_ context.Context, _ *handler.Message, d time.Duration) { released = d }
 		})
 		stop := started(t, c)
 		until(t, "the failure", func() bool { return c.Stats().Failed == 1 })
@@ -864,7 +865,7 @@ func TestConsumerFailurePolicies(t *testing.T) {
 	}{
 		{"release now", ReleaseNow, errors.New("x"), 0},
 		{"leave to timeout", LeaveToTimeout, errors.New("x"), 30 * time.Second},
-		{"retry after overrides", LeaveToTimeout, RetryAfter(errors.New("x"), 2*time.Minute), 2 * time.Minute},
+		{"retry after overrides", LeaveToTimeout, handler.RetryAfter(errors.New("x"), 2*time.Minute), 2 * time.Minute},
 		{"backoff keyed by receive count", RetryWithBackoff, errors.New("x"), 7 * time.Second},
 	}
 	for _, tc := range cases {
@@ -874,10 +875,10 @@ func TestConsumerFailurePolicies(t *testing.T) {
 				f.send(t, "", "m")
 				failed := make(chan struct{})
 				var once sync.Once
-				c := newConsumer(t, f, func(context.Context, *Message) error { return tc.err }, func(o *Options) {
+				c := newConsumer(t, f, func(context.Context, *handler.Message) error { return tc.err }, func(o *Options) {
 					o.OnFailure = tc.policy
 					o.RedeliveryBackoff = fixedDelay(7 * time.Second)
-					o.Hooks.Failed = func(context.Context, *Message, error) { once.Do(func() { close(failed) }) }
+					o.Hooks.Failed = func(context.Context, *handler.Message, error) { once.Do(func() { close(failed) }) }
 				})
 				stop := started(t, c)
 				<-failed // with ReleaseNow the consumer never idles, so fake time stands still
@@ -909,7 +910,7 @@ func TestConsumerRetriesFailedDeleteEntries(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "m")
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 2, Entries: &sqsfake.EntryFault{Code: "InternalError"}})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		stop := started(t, c)
 		until(t, "the delete", func() bool { return c.Stats().Deleted == 1 })
 		if err := stop(); err != nil {
@@ -957,7 +958,7 @@ func TestConsumerUnconfirmedBatchEntries(t *testing.T) {
 		f.send(t, "", "slow", "fails")
 		api := &blankAnswers{API: f.client}
 		api.on.Store(true)
-		c, err := New(api, f.url, func(_ context.Context, m *Message) error {
+		c, err := New(api, f.url, func(_ context.Context, m *handler.Message) error {
 			if m.Body == "fails" {
 				return errors.New("boom")
 			}
@@ -987,7 +988,7 @@ func TestConsumerUnconfirmedBatchEntries(t *testing.T) {
 
 func TestConsumerOptions(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
-	h := func(context.Context, *Message) error { return nil }
+	h := func(context.Context, *handler.Message) error { return nil }
 	bad := []func(*Options){
 		func(o *Options) { o.WaitTime = 21 * time.Second },
 		func(o *Options) { o.VisibilityTimeout = 1500 * time.Millisecond },
@@ -1020,11 +1021,11 @@ func TestConsumerOptions(t *testing.T) {
 func TestNilOptionFuncIsSkipped(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
 	var unset func(*Options)
-	c, err := New(f.client, f.url, func(context.Context, *Message) error { return nil }, unset, func(o *Options) { o.Concurrency = 3 })
+	c, err := New(f.client, f.url, func(context.Context, *handler.Message) error { return nil }, unset, func(o *Options) { o.Concurrency = 3 })
 	if err != nil || c.opts.Concurrency != 3 {
 		t.Fatalf("expect the nil option skipped and the next applied, got %v", err)
 	}
-	if _, err := NewBatch(f.client, f.url, func(context.Context, []*Message) []error { return nil }, unset); err != nil {
+	if _, err := NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { return nil }, unset); err != nil {
 		t.Fatalf("expect the nil option skipped, got %v", err)
 	}
 }
@@ -1037,7 +1038,7 @@ func TestConsumerFIFOReceiveLostInTransit(t *testing.T) {
 		f := newQueue(t, "jobs.fifo", nil)
 		f.send(t, "g", "a", "b")
 		lost := f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 1, AfterApply: true})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil }, func(o *Options) {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil }, func(o *Options) {
 			o.VisibilityTimeout = 5 * time.Minute
 		})
 		began := time.Now()
@@ -1065,14 +1066,14 @@ func TestConsumerLeaseLostAtExtensionCap(t *testing.T) {
 		var lostErr error
 		var cancelledAfter time.Duration
 		began := time.Now()
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			<-ctx.Done()
 			cancelledAfter = time.Since(began)
 			return nil
 		}, func(o *Options) {
 			o.MaxExtension = 2 * time.Minute
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.LeaseLost = func(_ context.Context, _ *Message, err error) { lostErr = err }
+			o.Hooks.LeaseLost = func(_ context.Context, _ *handler.Message, err error) { lostErr = err }
 		})
 		stop := started(t, c)
 		until(t, "the lease loss", func() bool { return c.Stats().LeaseLost == 1 && c.Stats().InFlight == 0 })

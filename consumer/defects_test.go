@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -53,9 +54,9 @@ func (w *inFlightWatch) sample() {
 }
 
 func (w *inFlightWatch) hooks(o *Options) {
-	o.Hooks.Received = func(context.Context, *Message) { w.sample() }
-	o.Hooks.Deleted = func(context.Context, *Message) { w.sample() }
-	o.Hooks.Released = func(context.Context, *Message, time.Duration) { w.sample() }
+	o.Hooks.Received = func(context.Context, *handler.Message) { w.sample() }
+	o.Hooks.Deleted = func(context.Context, *handler.Message) { w.sample() }
+	o.Hooks.Released = func(context.Context, *handler.Message, time.Duration) { w.sample() }
 }
 
 // Defect 1: a receive returning more messages than it asked for (a
@@ -66,7 +67,7 @@ func TestDefectAccountingHoldsWhenAReceiveReturnsMore(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", numbered(40)...)
 		w := &inFlightWatch{}
-		c, err := New(greedyClient{f.client}, f.url, func(context.Context, *Message) error {
+		c, err := New(greedyClient{f.client}, f.url, func(context.Context, *handler.Message) error {
 			w.sample()
 			time.Sleep(time.Second)
 			return nil
@@ -123,11 +124,11 @@ func TestDefectFIFOLostReceivesKeepAccounting(t *testing.T) {
 		var watches []*inFlightWatch
 		for range 2 {
 			w := &inFlightWatch{}
-			c, err := New(&lossyClient{API: f.client}, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) {
+			c, err := New(&lossyClient{API: f.client}, f.url, func(context.Context, *handler.Message) error { return nil }, func(o *Options) {
 				o.Concurrency, o.MaxInFlight = 2, 4
 				o.ReceiveConcurrency, o.MaxReceiveConcurrency = 2, 2
 				w.hooks(o)
-				o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+				o.Hooks.Handled = func(_ context.Context, m *handler.Message, _ time.Duration) {
 					w.sample()
 					mu.Lock()
 					handled[m.Body]++
@@ -170,7 +171,7 @@ func TestDefectGoexitConsumer(t *testing.T) {
 		f.send(t, "", "a", "exit", "b", "c")
 		var mu sync.Mutex
 		var failures []error
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			if m.Body == "exit" {
 				runtime.Goexit()
 			}
@@ -178,7 +179,7 @@ func TestDefectGoexitConsumer(t *testing.T) {
 		}, func(o *Options) {
 			o.Concurrency = 1
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
 				mu.Lock()
 				failures = append(failures, err)
 				mu.Unlock()
@@ -189,8 +190,8 @@ func TestDefectGoexitConsumer(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		if len(failures) != 1 || !errors.Is(failures[0], ErrHandlerExited) {
-			t.Fatalf("expect one ErrHandlerExited, got %v", failures)
+		if len(failures) != 1 || !errors.Is(failures[0], handler.ErrHandlerExited) {
+			t.Fatalf("expect one handler.ErrHandlerExited, got %v", failures)
 		}
 		time.Sleep(time.Minute)
 		if v, _ := f.counts(t); v != 1 {
@@ -203,7 +204,7 @@ func TestDefectGoexitBatchConsumer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "a", "b")
-		c, err := NewBatch(f.client, f.url, func(context.Context, []*Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
+		c, err := NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
 			o.OnFailure = LeaveToTimeout
 		})
 		if err != nil {
@@ -227,7 +228,7 @@ func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", numbered(10)...)
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			time.Sleep(20 * time.Second)
 			return nil
 		}, func(o *Options) { o.Concurrency = 2 })
@@ -254,7 +255,7 @@ func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
 // Defect 5: options that were accepted and then misbehaved.
 func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
-	h := func(context.Context, *Message) error { return nil }
+	h := func(context.Context, *handler.Message) error { return nil }
 	cases := map[string]func(*Options){
 		"MaxInFlight 1<<50 (makechan panic)":         func(o *Options) { o.MaxInFlight = 1 << 50 },
 		"Concurrency 1<<40":                          func(o *Options) { o.Concurrency = 1 << 40 },
@@ -285,7 +286,7 @@ func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
 			q := newQueue(t, "short", map[string]string{"VisibilityTimeout": "20"})
 			q.send(t, "", "m")
 			var handled atomic.Int64
-			c, err := New(q.client, q.url, func(context.Context, *Message) error { handled.Add(1); return nil }, func(o *Options) {
+			c, err := New(q.client, q.url, func(context.Context, *handler.Message) error { handled.Add(1); return nil }, func(o *Options) {
 				o.HeartbeatInterval = 25 * time.Second
 			})
 			if err != nil {
@@ -330,7 +331,7 @@ func TestDefectFIFOGroupMatesSurvivePoisonHead(t *testing.T) {
 		f.send(t, "h", "h1", "h2")
 		var mu sync.Mutex
 		var handled []string
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			if m.Body == "poison" {
 				return errors.New("cannot handle")
 			}

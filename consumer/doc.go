@@ -21,11 +21,11 @@
 //     to give up on it;
 //   - park a poison message at once, with its reason, instead of waiting
 //     for maxReceiveCount: set Options.ParkingQueue and return
-//     [handler.Escalate] or [handler.Permanent] (a JSON body that does not
+//     [handler.Escalate] or [handler.Permanent] (a handler.JSON body that does not
 //     decode is permanent too);
 //   - keep a message for later without counting a failure:
 //     [handler.Hold](d);
-//   - decode JSON, unwrap SNS or EventBridge envelopes, route by type, run
+//   - decode handler.JSON, unwrap SNS or EventBridge envelopes, route by type, run
 //     a message once: [handler.Typed], [handler.Envelopes],
 //     [handler.NewRouter], [handler.Idempotent];
 //   - bound a handler: Options.HandlerTimeout (the hard bound), or
@@ -34,7 +34,7 @@
 //     Options.RateLimit;
 //   - watch it: Options.Logger, Options.Hooks, [Consumer.Stats], and
 //     OpenTelemetry through Options.TracerProvider, MeterProvider and
-//     Propagator (docs/telemetry.md lists every span and metric);
+//     handler.Propagator (docs/telemetry.md lists every span and metric);
 //   - test code that uses it: run it against sqsfake inside a
 //     testing/synctest bubble, where visibility timeouts, heartbeats and
 //     shutdown pass in fake time.

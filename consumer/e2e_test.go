@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 )
 
@@ -55,7 +56,7 @@ func TestEmulatorEndToEnd(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	c, err := consumer.New(api, *q.QueueUrl, func(_ context.Context, m *consumer.Message) error {
+	c, err := consumer.New(api, *q.QueueUrl, func(_ context.Context, m *handler.Message) error {
 		mu.Lock()
 		defer mu.Unlock()
 		seen[m.Body]++

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -26,14 +27,14 @@ func ExampleNew() {
 	var mu sync.Mutex
 	var handled []string
 	runCtx, stop := context.WithCancel(ctx)
-	c, err := consumer.New(client, *q.QueueUrl, func(_ context.Context, m *consumer.Message) error {
+	c, err := consumer.New(client, *q.QueueUrl, func(_ context.Context, m *handler.Message) error {
 		mu.Lock()
 		defer mu.Unlock()
 		handled = append(handled, m.Body)
 		return nil
 	}, func(o *consumer.Options) {
 		o.Concurrency = 4
-		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *handler.Message) {
 			mu.Lock()
 			defer mu.Unlock()
 			if len(handled) == 3 {

@@ -21,13 +21,13 @@ import (
 )
 
 // outcomesHandler succeeds, fails, holds, parks or takes its time by body.
-func outcomesHandler(ctx context.Context, m *Message) error {
+func outcomesHandler(ctx context.Context, m *handler.Message) error {
 	if ctx.Done() == nil {
 		panic("the handler's ctx lost its cancellation")
 	}
 	switch m.Body {
 	case "bad":
-		return RetryAfter(errors.New("bad"), time.Hour)
+		return handler.RetryAfter(errors.New("bad"), time.Hour)
 	case "hold":
 		return handler.Hold(time.Hour)
 	case "park":
@@ -71,16 +71,16 @@ func TestHookPanicsCostOnlyTheirSignal(t *testing.T) {
 			o.VisibilityTimeout = 3 * time.Second
 			o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 			o.Hooks = Hooks{
-				Received:     func(context.Context, *Message) { boom() },
-				Handled:      func(context.Context, *Message, time.Duration) { boom() },
-				Failed:       func(context.Context, *Message, error) { boom() },
-				Deleted:      func(context.Context, *Message) { boom() },
-				DeleteFailed: func(context.Context, *Message, error) { boom() },
-				Extended:     func(context.Context, *Message, time.Duration) { boom() },
-				LeaseLost:    func(context.Context, *Message, error) { boom() },
-				Released:     func(context.Context, *Message, time.Duration) { boom() },
-				Held:         func(context.Context, *Message, time.Duration) { boom() },
-				Parked:       func(context.Context, *Message, string) { boom() },
+				Received:     func(context.Context, *handler.Message) { boom() },
+				Handled:      func(context.Context, *handler.Message, time.Duration) { boom() },
+				Failed:       func(context.Context, *handler.Message, error) { boom() },
+				Deleted:      func(context.Context, *handler.Message) { boom() },
+				DeleteFailed: func(context.Context, *handler.Message, error) { boom() },
+				Extended:     func(context.Context, *handler.Message, time.Duration) { boom() },
+				LeaseLost:    func(context.Context, *handler.Message, error) { boom() },
+				Released:     func(context.Context, *handler.Message, time.Duration) { boom() },
+				Held:         func(context.Context, *handler.Message, time.Duration) { boom() },
+				Parked:       func(context.Context, *handler.Message, string) { boom() },
 			}
 		})
 		c.parker = &fakeParker{}
@@ -113,8 +113,8 @@ func TestHookPanicsCostOnlyTheirSignal(t *testing.T) {
 		calls.Store(0)
 		c = newConsumer(t, g, outcomesHandler, func(o *Options) {
 			o.VisibilityTimeout = 3 * time.Second
-			o.Hooks.LeaseLost = func(context.Context, *Message, error) { boom() }
-			o.Hooks.DeleteFailed = func(context.Context, *Message, error) { boom() }
+			o.Hooks.LeaseLost = func(context.Context, *handler.Message, error) { boom() }
+			o.Hooks.DeleteFailed = func(context.Context, *handler.Message, error) { boom() }
 		})
 		stop = started(t, c)
 		until(t, "a lost lease and a failed delete", func() bool { s := c.Stats(); return s.LeaseLost >= 1 && s.DeleteFailed >= 1 })
@@ -127,7 +127,7 @@ func TestHookPanicsCostOnlyTheirSignal(t *testing.T) {
 	})
 }
 
-// A TracerProvider, MeterProvider or Propagator that panics, returns nil
+// A TracerProvider, MeterProvider or handler.Propagator that panics, returns nil
 // or typed nils, or detaches its ctx, costs its own signals: every message
 // still ends as its handler said.
 func TestTelemetryFailuresCostOnlyTheirSignal(t *testing.T) {
@@ -172,7 +172,7 @@ func TestDetachedSpanCtxKeepsTheShutdownBound(t *testing.T) {
 		f.send(t, "", "stuck")
 		var cause error
 		var detached bool
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			detached = telemetrytest.InDetachedCtx(ctx)
 			<-ctx.Done()
 			cause = context.Cause(ctx)
@@ -200,12 +200,12 @@ func TestDetachedSpanCtxKeepsTheShutdownBound(t *testing.T) {
 // messages keep their leases and are deleted, and Run returns within its
 // shutdown bound. No hook runs under the consumer's lock.
 func TestSlowHooksCostOnlyTheirSignal(t *testing.T) {
-	for name, hook := range map[string]func(release <-chan struct{}) func(context.Context, *Message, time.Duration){
-		"slow": func(<-chan struct{}) func(context.Context, *Message, time.Duration) {
-			return func(context.Context, *Message, time.Duration) { time.Sleep(3 * time.Second) }
+	for name, hook := range map[string]func(release <-chan struct{}) func(context.Context, *handler.Message, time.Duration){
+		"slow": func(<-chan struct{}) func(context.Context, *handler.Message, time.Duration) {
+			return func(context.Context, *handler.Message, time.Duration) { time.Sleep(3 * time.Second) }
 		},
-		"blocked": func(release <-chan struct{}) func(context.Context, *Message, time.Duration) {
-			return func(context.Context, *Message, time.Duration) { <-release }
+		"blocked": func(release <-chan struct{}) func(context.Context, *handler.Message, time.Duration) {
+			return func(context.Context, *handler.Message, time.Duration) { <-release }
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -246,9 +246,9 @@ type blockingPropagator struct {
 	ok *atomic.Bool
 }
 
-func (blockingPropagator) Inject(context.Context, Carrier) {}
+func (blockingPropagator) Inject(context.Context, handler.Carrier) {}
 
-func (p blockingPropagator) Extract(ctx context.Context, c Carrier) context.Context {
+func (p blockingPropagator) Extract(ctx context.Context, c handler.Carrier) context.Context {
 	if c.Get("late") == "" {
 		return ctx
 	}

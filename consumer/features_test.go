@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -78,7 +79,7 @@ func (s *spyClient) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttr
 
 func TestDefaultsSizeMaxInFlightForTheCallsInFlight(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
-	c, err := New(f.client, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) { o.Concurrency = 32 })
+	c, err := New(f.client, f.url, func(context.Context, *handler.Message) error { return nil }, func(o *Options) { o.Concurrency = 32 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestReceivesAdaptToBacklogAndIdle(t *testing.T) {
 		f.send(t, "", numbered(3000)...)
 		f.srv.Inject(sqsfake.Fault{Latency: 10 * time.Millisecond})
 		spy := newSpy(f.client)
-		c, err := New(spy, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) { o.Concurrency = 32 })
+		c, err := New(spy, f.url, func(context.Context, *handler.Message) error { return nil }, func(o *Options) { o.Concurrency = 32 })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func TestReceivesAdaptToBacklogAndIdle(t *testing.T) {
 func TestIdleQueueCostsOneLongPollPerFloorReceiver(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil }, func(o *Options) { o.ReceiveConcurrency = 3 })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil }, func(o *Options) { o.ReceiveConcurrency = 3 })
 		stop := started(t, c)
 		time.Sleep(10*time.Minute - time.Millisecond)
 		if err := stop(); err != nil {
@@ -175,7 +176,7 @@ func TestSlowDeleteBlocksNoOther(t *testing.T) {
 		f.send(t, "", numbered(100)...)
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 1, Latency: time.Minute})
 		f.srv.Inject(sqsfake.Fault{Op: "DeleteMessageBatch", Times: 3, Entries: &sqsfake.EntryFault{Match: func(i int, _ string) bool { return i == 0 }}})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		stop := started(t, c)
 		began := time.Now()
 		until(t, "all but the slow batch deleted", func() bool { return c.Stats().Deleted >= 90 })
@@ -197,7 +198,7 @@ func TestVisibilityTimeoutFromTheQueue(t *testing.T) {
 		f := newQueue(t, "jobs", map[string]string{"VisibilityTimeout": "120"})
 		f.send(t, "", "slow")
 		spy := newSpy(f.client)
-		c, err := New(spy, f.url, func(ctx context.Context, m *Message) error {
+		c, err := New(spy, f.url, func(ctx context.Context, m *handler.Message) error {
 			time.Sleep(5 * time.Minute)
 			return nil
 		})
@@ -226,7 +227,7 @@ func TestVisibilityTimeoutFromTheQueue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		spy := newSpy(f.client)
-		c, err := New(spy, f.url, func(context.Context, *Message) error { return nil }, func(o *Options) { o.VisibilityTimeout = time.Minute })
+		c, err := New(spy, f.url, func(context.Context, *handler.Message) error { return nil }, func(o *Options) { o.VisibilityTimeout = time.Minute })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +247,7 @@ func TestVisibilityTimeoutReadFailures(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "m")
 		f.srv.Inject(sqsfake.Fault{Op: "GetQueueAttributes", Times: 2})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		stop := started(t, c)
 		until(t, "the delete after two failed reads", func() bool { return c.Stats().Deleted == 1 })
 		if err := stop(); err != nil {
@@ -255,7 +256,7 @@ func TestVisibilityTimeoutReadFailures(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
-		c := newConsumer(t, f, func(context.Context, *Message) error { return nil })
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
 		if _, err := f.client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: &f.url}); err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +268,7 @@ func TestVisibilityTimeoutReadFailures(t *testing.T) {
 }
 
 // A handler past HandlerTimeout: its ctx is cancelled with the cause
-// ErrHandlerTimeout, and its message fails and is released at once, even
+// handler.ErrHandlerTimeout, and its message fails and is released at once, even
 // when the handler ignores its ctx and goes on running.
 func TestHandlerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -276,7 +277,7 @@ func TestHandlerTimeout(t *testing.T) {
 		deaf := make(chan struct{})
 		var mu sync.Mutex
 		var causes, failures []error
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			if m.Body == "deaf" {
 				<-deaf
 				return nil
@@ -289,7 +290,7 @@ func TestHandlerTimeout(t *testing.T) {
 		}, func(o *Options) {
 			o.HandlerTimeout = 5 * time.Second
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
 				mu.Lock()
 				failures = append(failures, err)
 				mu.Unlock()
@@ -305,12 +306,12 @@ func TestHandlerTimeout(t *testing.T) {
 		mu.Lock()
 		gotCauses, gotFailures := causes, failures
 		mu.Unlock()
-		if !errors.Is(gotCauses[0], ErrHandlerTimeout) {
-			t.Fatalf("expect the polite handler's ctx cancelled with ErrHandlerTimeout, got %v", gotCauses)
+		if !errors.Is(gotCauses[0], handler.ErrHandlerTimeout) {
+			t.Fatalf("expect the polite handler's ctx cancelled with handler.ErrHandlerTimeout, got %v", gotCauses)
 		}
 		for _, err := range gotFailures {
-			if !errors.Is(err, ErrHandlerTimeout) {
-				t.Fatalf("expect ErrHandlerTimeout failures, got %v", gotFailures)
+			if !errors.Is(err, handler.ErrHandlerTimeout) {
+				t.Fatalf("expect handler.ErrHandlerTimeout failures, got %v", gotFailures)
 			}
 		}
 		close(deaf) // returns nil, too late: nothing is deleted
@@ -330,7 +331,7 @@ func TestShutdownDoesNotWaitForADeafHandler(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "deaf")
 		deaf := make(chan struct{})
-		c := newConsumer(t, f, func(context.Context, *Message) error { <-deaf; return nil }, func(o *Options) {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { <-deaf; return nil }, func(o *Options) {
 			o.ShutdownTimeout = 3 * time.Second
 		})
 		stop := started(t, c)
@@ -368,7 +369,7 @@ func TestShutdownBoundedWhenACallHangs(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				f := newQueue(t, "jobs", nil)
 				f.send(t, "", "a")
-				cons := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+				cons := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 					if c.slow {
 						<-ctx.Done()
 					}
@@ -408,14 +409,14 @@ func TestHandlerTimeoutDuringShutdownIsJoined(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "a")
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			<-ctx.Done()
 			return ctx.Err()
 		}, func(o *Options) {
 			o.VisibilityTimeout = 30 * time.Second
 			o.HandlerTimeout = 2 * time.Second
 			o.OnFailure = ReleaseNow
-			o.Hooks.Failed = func(context.Context, *Message, error) { time.Sleep(time.Millisecond) } // a hook that writes a metric
+			o.Hooks.Failed = func(context.Context, *handler.Message, error) { time.Sleep(time.Millisecond) } // a hook that writes a metric
 		})
 		stop := started(t, c)
 		time.Sleep(time.Second)
@@ -436,7 +437,7 @@ func TestNewBatchHandsEachReceiveToTheHandler(t *testing.T) {
 		var mu sync.Mutex
 		var sizes []int
 		attempts := map[string]int{}
-		c, err := NewBatch(f.client, f.url, func(_ context.Context, msgs []*Message) []error {
+		c, err := NewBatch(f.client, f.url, func(_ context.Context, msgs []*handler.Message) []error {
 			mu.Lock()
 			defer mu.Unlock()
 			sizes = append(sizes, len(msgs))
@@ -475,7 +476,7 @@ func TestNewBatchHandsEachReceiveToTheHandler(t *testing.T) {
 	})
 }
 
-// With a BatchHandler on a FIFO queue, a message after a failed one of its
+// With a handler.BatchHandler on a FIFO queue, a message after a failed one of its
 // group is not deleted even if the handler reported it done: the group's
 // first successes stay in send order.
 func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
@@ -488,7 +489,7 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 		done := map[string]bool{}
 		failedOnce := false
 		var held []error
-		c, err := NewBatch(f.client, f.url, func(_ context.Context, msgs []*Message) []error {
+		c, err := NewBatch(f.client, f.url, func(_ context.Context, msgs []*handler.Message) []error {
 			errs := make([]error, len(msgs))
 			for i, m := range msgs {
 				if m.Body == "a2" && !failedOnce {
@@ -502,7 +503,7 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 			// Handled, not Deleted: deletes of different batches may
 			// complete in any order; the guarantee is the order of first
 			// successful handlings.
-			o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+			o.Hooks.Handled = func(_ context.Context, m *handler.Message, _ time.Duration) {
 				mu.Lock()
 				defer mu.Unlock()
 				if !done[m.Body] {
@@ -510,8 +511,8 @@ func TestNewBatchFIFOHoldsBackAfterAFailure(t *testing.T) {
 					firstDone = append(firstDone, m.Body)
 				}
 			}
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
-				if errors.Is(err, ErrHeldBack) {
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
+				if errors.Is(err, handler.ErrHeldBack) {
 					mu.Lock()
 					held = append(held, err)
 					mu.Unlock()
@@ -608,7 +609,7 @@ func (l *leaseOf) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.Chan
 	return out, nil
 }
 
-// A BatchHandler's message whose lease was lost keeps its FIFO group-mates
+// A handler.BatchHandler's message whose lease was lost keeps its FIFO group-mates
 // later in the same call from being deleted, as a failure does: the lease
 // loss was decided after the hold-back rule ran on the handler's results,
 // so a later message the handler reported done was deleted while the lost
@@ -622,7 +623,7 @@ func TestNewBatchFIFOHoldsBackAfterALostLease(t *testing.T) {
 		var firstDone []string
 		done := map[string]bool{}
 		calls := 0
-		c, err := NewBatch(api, f.url, func(_ context.Context, msgs []*Message) []error {
+		c, err := NewBatch(api, f.url, func(_ context.Context, msgs []*handler.Message) []error {
 			calls++
 			if calls == 1 {
 				time.Sleep(15 * time.Second) // past a1's 10 s visibility, which is not extended
@@ -631,12 +632,12 @@ func TestNewBatchFIFOHoldsBackAfterALostLease(t *testing.T) {
 		}, func(o *Options) {
 			o.VisibilityTimeout = 10 * time.Second
 			o.OnFailure = ReleaseNow
-			o.Hooks.Received = func(_ context.Context, m *Message) {
+			o.Hooks.Received = func(_ context.Context, m *handler.Message) {
 				if m.Body == "a1" && m.ReceiveCount() == 1 {
 					api.refuse(m.ReceiptHandle)
 				}
 			}
-			o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+			o.Hooks.Handled = func(_ context.Context, m *handler.Message, _ time.Duration) {
 				mu.Lock()
 				defer mu.Unlock()
 				if !done[m.Body] {
@@ -673,7 +674,7 @@ func TestCancelWhileReadingVisibility(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "m")
-		c, err := New(stuckAttributes{f.client}, f.url, func(context.Context, *Message) error { return nil })
+		c, err := New(stuckAttributes{f.client}, f.url, func(context.Context, *handler.Message) error { return nil })
 		if err != nil {
 			t.Fatal(err)
 		}

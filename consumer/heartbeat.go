@@ -89,8 +89,8 @@ func (r *run) extended(c visChange, handle string, sent time.Time, err error) {
 	}
 }
 
-// loseLocked marks a lost lease and cancels the handler (with a Handler;
-// a BatchHandler's call goes on for the other messages). Callers hold r.mu.
+// loseLocked marks a lost lease and cancels the handler (with a handler.Handler;
+// a handler.BatchHandler's call goes on for the other messages). Callers hold r.mu.
 func (r *run) loseLocked(t *inflight, err error) {
 	if t.lost != nil || r.tracked[t.id] != t {
 		return

@@ -7,7 +7,7 @@ import (
 	"github.com/sqskit/sqskit/internal/ctxkey"
 )
 
-// leaseCtx is the parent of a Handler's ctx: the message's own ctx, which
+// leaseCtx is the parent of a handler.Handler's ctx: the message's own ctx, which
 // also answers handler.LeaseFrom with the message's visibility lease, read
 // under the run's lock as the heartbeat moves it. It lives in the
 // message's inflight record: no allocation of its own.

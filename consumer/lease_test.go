@@ -9,7 +9,7 @@ import (
 	"github.com/sqskit/sqskit/handler"
 )
 
-// A Handler's ctx carries its message's lease, which moves with the
+// A handler.Handler's ctx carries its message's lease, which moves with the
 // heartbeat's extensions and whose loss cancels the ctx.
 func TestHandlerSeesItsLease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -17,7 +17,7 @@ func TestHandlerSeesItsLease(t *testing.T) {
 		f.send(t, "", "m")
 		type look struct{ at, until time.Time }
 		looks := make(chan look, 4)
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			l := handler.LeaseFrom(ctx)
 			if l == nil {
 				t.Error("expect a lease on the handler's ctx")

@@ -7,18 +7,9 @@ import (
 	"github.com/sqskit/sqskit/handler"
 )
 
-// Message is a received SQS message: package handler's, so that a handler
-// written for the Consumer runs in Lambda too (handler.NewLambda). Its
-// MessageAttributes are handler.AttributeValue; SDKAttributes converts
-// them back for the SDK, to send the message on.
-type Message = handler.Message
-
-// AttributeValue is a message attribute (handler.AttributeValue).
-type AttributeValue = handler.AttributeValue
-
 // SDKAttributes returns a message's attributes as the SDK carries them, for
 // sending it on (SendMessage, fifo.Message): nil for none.
-func SDKAttributes(attrs map[string]AttributeValue) map[string]types.MessageAttributeValue {
+func SDKAttributes(attrs map[string]handler.AttributeValue) map[string]types.MessageAttributeValue {
 	if len(attrs) == 0 {
 		return nil
 	}
@@ -37,13 +28,13 @@ func SDKAttributes(attrs map[string]AttributeValue) map[string]types.MessageAttr
 
 // fromSDKAttributes converts received attributes; list values, which SQS
 // does not support, are dropped.
-func fromSDKAttributes(attrs map[string]types.MessageAttributeValue) map[string]AttributeValue {
+func fromSDKAttributes(attrs map[string]types.MessageAttributeValue) map[string]handler.AttributeValue {
 	if len(attrs) == 0 {
 		return nil
 	}
-	out := make(map[string]AttributeValue, len(attrs))
+	out := make(map[string]handler.AttributeValue, len(attrs))
 	for name, v := range attrs {
-		out[name] = AttributeValue{DataType: aws.ToString(v.DataType), StringValue: aws.ToString(v.StringValue), BinaryValue: v.BinaryValue}
+		out[name] = handler.AttributeValue{DataType: aws.ToString(v.DataType), StringValue: aws.ToString(v.StringValue), BinaryValue: v.BinaryValue}
 	}
 	return out
 }

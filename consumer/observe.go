@@ -16,7 +16,7 @@ import (
 const scope = "github.com/sqskit/sqskit/consumer"
 
 // observer reports what happens to messages and calls: hooks, spans,
-// metrics and Stats. With no TracerProvider, MeterProvider, Propagator or
+// metrics and Stats. With no TracerProvider, MeterProvider, handler.Propagator or
 // hook (the default) it costs a nil check per event.
 //
 // Stats are counted where the event happens. Everything else about an
@@ -30,7 +30,7 @@ type observer struct {
 	hooks   *Hooks
 	stats   *counters
 	faults  *telemetry.Faults
-	prop    Propagator // counting its failures; nil without Options.Propagator
+	prop    handler.Propagator // counting its failures; nil without Options.Propagator
 	tracer  telemetry.Tracer
 	metrics telemetry.ConsumerMetrics
 	attrs   *telemetry.Attrs // the queue's metric attributes; nil when metrics are off
@@ -79,13 +79,13 @@ func newObserver(o *Options, stats *counters, queueURL string) observer {
 	return ob
 }
 
-// countedPropagator counts the failures of a Propagator's Extract.
+// countedPropagator counts the failures of a handler.Propagator's Extract.
 type countedPropagator struct {
-	Propagator
+	handler.Propagator
 	f *telemetry.Faults
 }
 
-func (p countedPropagator) Extract(ctx context.Context, c Carrier) context.Context {
+func (p countedPropagator) Extract(ctx context.Context, c handler.Carrier) context.Context {
 	return p.f.Extract(ctx, p.Propagator, c)
 }
 
@@ -111,7 +111,7 @@ type signal struct {
 	kind   signalKind
 	ran    bool
 	t      *inflight
-	m      *Message // sigReceived: a copy, as its handler may write to t.msg meanwhile
+	m      *handler.Message // sigReceived: a copy, as its handler may write to t.msg meanwhile
 	err    error
 	d      time.Duration // visibility or hold
 	took   time.Duration // the handler's duration
@@ -303,7 +303,7 @@ func (ob *observer) reportSettled(s signal, k *telemetry.Kind) {
 }
 
 // begin gives a fresh message its ctx: its producer's trace context and its
-// process span, children of base. It calls user code (the Propagator, the
+// process span, children of base. It calls user code (the handler.Propagator, the
 // tracer): callers hold no lock, and t is not yet tracked.
 func (ob *observer) begin(base context.Context, t *inflight) {
 	t.ctx = base
@@ -321,7 +321,7 @@ func (ob *observer) begin(base context.Context, t *inflight) {
 	}
 }
 
-// startBatch starts the process span of a BatchHandler's call of n
+// startBatch starts the process span of a handler.BatchHandler's call of n
 // messages.
 func (ob *observer) startBatch(ctx context.Context, n int) (context.Context, telemetry.Span) {
 	ctx, span := ob.faults.Start(ob.tracer, ctx, tracing.SpanKindConsumer, telemetry.OperationProcess, telemetry.OperationProcess)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -87,8 +88,8 @@ type Options struct {
 	// invisible. Up to 12 h (SQS's cap). Default 12 h.
 	MaxExtension time.Duration
 	// HandlerTimeout bounds one handler call (with NewBatch, one batch). At
-	// the timeout the handler's ctx is cancelled with cause ErrHandlerTimeout
-	// and the message fails at once with ErrHandlerTimeout (it is released
+	// the timeout the handler's ctx is cancelled with cause handler.ErrHandlerTimeout
+	// and the message fails at once with handler.ErrHandlerTimeout (it is released
 	// per OnFailure and its place freed), whatever the handler returns later.
 	// A handler that ignores its ctx keeps its goroutine, and one of the
 	// Concurrency workers, until it returns. 1 s to 12 h. Default 15 min.
@@ -120,20 +121,20 @@ type Options struct {
 	// sequence and gives up all waiting messages at a failure. Default
 	// false: only the failed message's group stops.
 	StopOnFirstFailure bool
-	// Middleware wraps the Handler, the first listed outermost (see
+	// handler.Middleware wraps the handler.Handler, the first listed outermost (see
 	// handler.Chain), inside the consumer's own layer: a panic or
 	// runtime.Goexit anywhere in the chain fails the message, HandlerTimeout
 	// bounds the whole chain, and its ctx carries the process span and the
 	// producer's trace context. Default none. NewBatch refuses it: use
-	// BatchMiddleware.
-	Middleware []Middleware
-	// BatchMiddleware wraps the BatchHandler of NewBatch, the first listed
+	// handler.BatchMiddleware.
+	Middleware []handler.Middleware
+	// handler.BatchMiddleware wraps the handler.BatchHandler of NewBatch, the first listed
 	// outermost. Default none. New refuses it.
-	BatchMiddleware []BatchMiddleware
+	BatchMiddleware []handler.BatchMiddleware
 	// TracerProvider, when set, records spans: "receive <queue>" (CLIENT)
 	// per ReceiveMessage call, "process <queue>" (CONSUMER) per message from
-	// its receipt until its outcome (the producer's child when a Propagator
-	// extracts its trace context), one more per BatchHandler call, and
+	// its receipt until its outcome (the producer's child when a handler.Propagator
+	// extracts its trace context), one more per handler.BatchHandler call, and
 	// "delete <queue>" and "change_visibility <queue>" (CLIENT) per settle
 	// call; SQS calls are made with the span's ctx, so the SDK's own spans
 	// (sqs.Options.TracerProvider) nest under them. Default none: smithy-go's
@@ -147,18 +148,18 @@ type Options struct {
 	// package doc for names and attributes). Default none: smithy-go's
 	// interface (smithyotelmetrics.Adapt for OpenTelemetry).
 	MeterProvider metrics.MeterProvider
-	// Propagator, when set, extracts each message's trace context (its
+	// handler.Propagator, when set, extracts each message's trace context (its
 	// AWSTraceHeader, and String attributes such as traceparent) into its
 	// ctx: its handler's, its hooks' and its process span's parent. Default
 	// none.
-	Propagator Propagator
+	Propagator handler.Propagator
 	// Logger receives failures and lifecycle events, never bodies. Default
 	// silent.
 	Logger *slog.Logger
 	// Hooks are called for each message event. Default none.
 	Hooks Hooks
 	// ParkingQueue is the URL of the queue an Escalate outcome parks its
-	// message on (handler.Escalate, handler.Permanent, a JSON body that does
+	// message on (handler.Escalate, handler.Permanent, a handler.JSON body that does
 	// not decode): the operator queue, the one package replay escalates to.
 	// The message goes there with its reason and provenance in replay's
 	// metadata format, and is deleted only once that send succeeded (see

@@ -54,10 +54,10 @@ func TestHoldKeepsTheMessageInvisibleWithoutAFailure(t *testing.T) {
 		var heldFor atomic.Int64
 		var failures atomic.Int32
 		held := make(chan struct{})
-		c := newConsumer(t, f, func(context.Context, *Message) error { return handler.Hold(90 * time.Second) }, func(o *Options) {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return handler.Hold(90 * time.Second) }, func(o *Options) {
 			o.OnFailure = ReleaseNow
-			o.Hooks.Held = func(_ context.Context, _ *Message, d time.Duration) { heldFor.Store(int64(d)); close(held) }
-			o.Hooks.Failed = func(context.Context, *Message, error) { failures.Add(1) }
+			o.Hooks.Held = func(_ context.Context, _ *handler.Message, d time.Duration) { heldFor.Store(int64(d)); close(held) }
+			o.Hooks.Failed = func(context.Context, *handler.Message, error) { failures.Add(1) }
 		})
 		stop := started(t, c)
 		<-held
@@ -90,7 +90,7 @@ func TestHoldOnFIFOKeepsGroupMatesBehind(t *testing.T) {
 		var mu sync.Mutex
 		var order []string
 		heldOnce := false
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			mu.Lock()
 			defer mu.Unlock()
 			if m.Body == "a" && !heldOnce {
@@ -116,11 +116,11 @@ func TestEscalateWithoutParkingQueueIsAFailure(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "m")
 		failed := make(chan error, 1)
-		c := newConsumer(t, f, func(context.Context, *Message) error {
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error {
 			return handler.Escalate("invalid-order", errors.New("no such customer"))
 		}, func(o *Options) {
 			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *Message, err error) {
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
 				select {
 				case failed <- err:
 				default:
@@ -148,13 +148,13 @@ func TestEscalateParksTheMessageAsReceivedThenDeletes(t *testing.T) {
 		p := &fakeParker{failFirst: 1}
 		parkedReason := make(chan string, 1)
 		var failures atomic.Int32
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			m.Body = "rewritten by the handler"
 			return handler.Permanent(errors.New("cannot ever work"))
 		}, func(o *Options) {
 			o.OnFailure = ReleaseNow
-			o.Hooks.Parked = func(_ context.Context, _ *Message, reason string) { parkedReason <- reason }
-			o.Hooks.Failed = func(context.Context, *Message, error) { failures.Add(1) }
+			o.Hooks.Parked = func(_ context.Context, _ *handler.Message, reason string) { parkedReason <- reason }
+			o.Hooks.Failed = func(context.Context, *handler.Message, error) { failures.Add(1) }
 		})
 		c.parker = p
 		stop := started(t, c)
@@ -202,7 +202,7 @@ func TestDrainEndsAtItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "slow")
-		c := newConsumer(t, f, func(ctx context.Context, _ *Message) error { <-ctx.Done(); return ctx.Err() },
+		c := newConsumer(t, f, func(ctx context.Context, _ *handler.Message) error { <-ctx.Done(); return ctx.Err() },
 			func(o *Options) { o.ShutdownTimeout = time.Second })
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -251,7 +251,7 @@ func TestParkingQueueParksOnTheRealQueueAfterOneReceive(t *testing.T) {
 		f := newQueue(t, "orders", nil)
 		operator := newQueueOn(t, f, "operator")
 		f.send(t, "", "poison", "fine")
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			if m.Body == "poison" {
 				return handler.Escalate("invalid-order", errors.New("no such customer"))
 			}
@@ -316,7 +316,7 @@ func TestParkingOnFIFOKeepsTheGroupInOrder(t *testing.T) {
 		f.send(t, "g", "a", "poison", "b", "c")
 		var mu sync.Mutex
 		var order []string
-		c := newConsumer(t, f, func(_ context.Context, m *Message) error {
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
 			mu.Lock()
 			order = append(order, m.Body)
 			mu.Unlock()

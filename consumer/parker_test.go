@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/parking"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -84,13 +85,15 @@ func metadataOf(t *testing.T, m types.Message) parking.Metadata {
 	return md
 }
 
-func str(v string) AttributeValue { return AttributeValue{DataType: "String", StringValue: v} }
+func str(v string) handler.AttributeValue {
+	return handler.AttributeValue{DataType: "String", StringValue: v}
+}
 
 func TestParkCarriesReasonAndProvenance(t *testing.T) {
 	w := newParkWorld(t, "dlq", "operator")
 	p := w.parker(t)
-	m := &Message{ID: "m-1", Body: "order 7", Attributes: map[string]string{"DeadLetterQueueSourceArn": "arn:aws:sqs:us-east-1:000000000000:orders"},
-		MessageAttributes: map[string]AttributeValue{"tenant": str("acme")}}
+	m := &handler.Message{ID: "m-1", Body: "order 7", Attributes: map[string]string{"DeadLetterQueueSourceArn": "arn:aws:sqs:us-east-1:000000000000:orders"},
+		MessageAttributes: map[string]handler.AttributeValue{"tenant": str("acme")}}
 	if err := p.Park(context.Background(), m, "invalid-order", errors.New("no line items")); err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +118,7 @@ func TestParkCarriesExistingReplayMetadata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &Message{ID: "m-2", Body: "b", MessageAttributes: map[string]AttributeValue{
+	m := &handler.Message{ID: "m-2", Body: "b", MessageAttributes: map[string]handler.AttributeValue{
 		parking.MetadataAttribute:       str(string(raw)),
 		parking.DefaultCounterAttribute: {DataType: "Number", StringValue: "3"},
 	}}
@@ -139,7 +142,7 @@ func TestParkCarriesExistingReplayMetadata(t *testing.T) {
 // the counter, for the human who reads the parked message.
 func TestParkKeepsForeignMetadataAside(t *testing.T) {
 	w := newParkWorld(t, "orders", "operator")
-	m := &Message{ID: "m-3", Body: "b", MessageAttributes: map[string]AttributeValue{
+	m := &handler.Message{ID: "m-3", Body: "b", MessageAttributes: map[string]handler.AttributeValue{
 		parking.MetadataAttribute:       str(`{"id":`),
 		parking.DefaultCounterAttribute: {DataType: "Number", StringValue: "1"},
 	}}
@@ -156,11 +159,11 @@ func TestParkKeepsForeignMetadataAside(t *testing.T) {
 
 func TestParkMessageWithTenAttributes(t *testing.T) {
 	w := newParkWorld(t, "orders", "operator")
-	attrs := map[string]AttributeValue{}
+	attrs := map[string]handler.AttributeValue{}
 	for i := range 10 {
 		attrs[fmt.Sprintf("a%d", i)] = str(fmt.Sprint(i))
 	}
-	if err := w.parker(t).Park(context.Background(), &Message{ID: "m-4", Body: "b", MessageAttributes: attrs}, "x", nil); err != nil {
+	if err := w.parker(t).Park(context.Background(), &handler.Message{ID: "m-4", Body: "b", MessageAttributes: attrs}, "x", nil); err != nil {
 		t.Fatal(err)
 	}
 	got := w.parked(t)
@@ -179,9 +182,9 @@ func TestParkMessageWithTenAttributes(t *testing.T) {
 func TestParkOnFIFOParkingQueue(t *testing.T) {
 	w := newParkWorld(t, "orders.fifo", "operator.fifo")
 	p := w.parker(t)
-	grouped := &Message{ID: "m-5", Body: "same", Attributes: map[string]string{"MessageGroupId": "customer-1"}}
-	loose := &Message{ID: "m-6", Body: "same"}
-	for _, m := range []*Message{grouped, grouped, loose} {
+	grouped := &handler.Message{ID: "m-5", Body: "same", Attributes: map[string]string{"MessageGroupId": "customer-1"}}
+	loose := &handler.Message{ID: "m-6", Body: "same"}
+	for _, m := range []*handler.Message{grouped, grouped, loose} {
 		if err := p.Park(context.Background(), m, "x", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +204,7 @@ func TestParkOnFIFOParkingQueue(t *testing.T) {
 func TestParkFallsBackWhenSQSRefusesAnAttribute(t *testing.T) {
 	w := newParkWorld(t, "orders", "operator")
 	w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{Code: "InvalidParameterValue", SenderFault: true}})
-	m := &Message{ID: "m-7", Body: "b", MessageAttributes: map[string]AttributeValue{"tenant": str("acme")}}
+	m := &handler.Message{ID: "m-7", Body: "b", MessageAttributes: map[string]handler.AttributeValue{"tenant": str("acme")}}
 	if err := w.parker(t).Park(context.Background(), m, "x", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +223,7 @@ func TestParkFallsBackWhenSQSRefusesAnAttribute(t *testing.T) {
 func TestParkRejectedInEveryForm(t *testing.T) {
 	t.Run("refused before any call", func(t *testing.T) {
 		w := newParkWorld(t, "orders", "operator")
-		err := w.parker(t).Park(context.Background(), &Message{ID: "m-8", Body: "bad\x00body"}, "x", nil)
+		err := w.parker(t).Park(context.Background(), &handler.Message{ID: "m-8", Body: "bad\x00body"}, "x", nil)
 		if !errors.Is(err, ErrParkRejected) {
 			t.Fatalf("expect ErrParkRejected, got %v", err)
 		}
@@ -231,7 +234,7 @@ func TestParkRejectedInEveryForm(t *testing.T) {
 	t.Run("refused by SQS in every form", func(t *testing.T) {
 		w := newParkWorld(t, "orders", "operator")
 		w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Entries: &sqsfake.EntryFault{Code: "InvalidParameterValue", SenderFault: true}})
-		err := w.parker(t).Park(context.Background(), &Message{ID: "m-9", Body: "b", MessageAttributes: map[string]AttributeValue{"a": str("v")}}, "x", nil)
+		err := w.parker(t).Park(context.Background(), &handler.Message{ID: "m-9", Body: "b", MessageAttributes: map[string]handler.AttributeValue{"a": str("v")}}, "x", nil)
 		if !errors.Is(err, ErrParkRejected) {
 			t.Fatalf("expect ErrParkRejected, got %v", err)
 		}
@@ -252,7 +255,7 @@ func TestParkFailureIsNotARejection(t *testing.T) {
 	if _, err := w.client.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: aws.String(w.parking)}); err != nil {
 		t.Fatal(err)
 	}
-	err := w.parker(t).Park(context.Background(), &Message{ID: "m-10", Body: "b"}, "x", nil)
+	err := w.parker(t).Park(context.Background(), &handler.Message{ID: "m-10", Body: "b"}, "x", nil)
 	var missing *types.QueueDoesNotExist
 	if err == nil || errors.Is(err, ErrParkRejected) || !errors.As(err, &missing) {
 		t.Fatalf("expect QueueDoesNotExist, not a rejection, got %v", err)
@@ -262,7 +265,7 @@ func TestParkFailureIsNotARejection(t *testing.T) {
 func TestParkBoundsTheDetail(t *testing.T) {
 	w := newParkWorld(t, "orders", "operator")
 	long := strings.Repeat("é", maxParkDetail)
-	if err := w.parker(t).Park(context.Background(), &Message{ID: "m-11", Body: "b"}, strings.Repeat("r", 500), errors.New(long)); err != nil {
+	if err := w.parker(t).Park(context.Background(), &handler.Message{ID: "m-11", Body: "b"}, strings.Repeat("r", 500), errors.New(long)); err != nil {
 		t.Fatal(err)
 	}
 	md := metadataOf(t, w.parked(t)[0])
@@ -280,7 +283,7 @@ func TestHold(t *testing.T) {
 		if _, err := w.client.SendMessage(context.Background(), &sqs.SendMessageInput{QueueUrl: aws.String(w.queue), MessageBody: aws.String("b")}); err != nil {
 			t.Fatal(err)
 		}
-		receive := func() *Message {
+		receive := func() *handler.Message {
 			out, err := w.client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(w.queue), VisibilityTimeout: 30})
 			if err != nil {
 				t.Fatal(err)
@@ -288,7 +291,7 @@ func TestHold(t *testing.T) {
 			if len(out.Messages) == 0 {
 				return nil
 			}
-			return &Message{ID: aws.ToString(out.Messages[0].MessageId), ReceiptHandle: aws.ToString(out.Messages[0].ReceiptHandle)}
+			return &handler.Message{ID: aws.ToString(out.Messages[0].MessageId), ReceiptHandle: aws.ToString(out.Messages[0].ReceiptHandle)}
 		}
 		m := receive()
 		if err := p.Hold(context.Background(), m, 90*time.Second+time.Millisecond); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -219,7 +220,7 @@ func (r *run) receiveFailed() {
 // beyond the free places (a retried FIFO attempt can return more than was
 // asked) are released at once, untouched, and never counted.
 //
-// With a Propagator or a tracer, each message gets its ctx (their work:
+// With a handler.Propagator or a tracer, each message gets its ctx (their work:
 // user code) before the lock is taken, and one the consumer does not take
 // ends its span unused.
 func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
@@ -307,11 +308,11 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 func (r *run) newInflight(sm *types.Message, now time.Time) *inflight {
 	id, handle := aws.ToString(sm.MessageId), aws.ToString(sm.ReceiptHandle)
 	t := &inflight{handle: handle, received: now, visibleUntil: now.Add(r.o.VisibilityTimeout)}
-	t.message = Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
+	t.message = handler.Message{ID: id, ReceiptHandle: handle, Body: aws.ToString(sm.Body), Attributes: sm.Attributes, MessageAttributes: fromSDKAttributes(sm.MessageAttributes)}
 	t.msg = &t.message
 	t.id, t.group, t.receives = id, t.message.GroupID(), t.message.ReceiveCount()
 	if r.c.parker != nil {
-		t.original = Message{ID: id, ReceiptHandle: handle, Body: t.message.Body,
+		t.original = handler.Message{ID: id, ReceiptHandle: handle, Body: t.message.Body,
 			Attributes: maps.Clone(t.message.Attributes), MessageAttributes: maps.Clone(t.message.MessageAttributes)}
 	}
 	return t

@@ -5,14 +5,16 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/sqskit/sqskit/handler"
 )
 
-// A handler that rewrote its Message used to rewrite the consumer's own
+// A handler that rewrote its handler.Message used to rewrite the consumer's own
 // record of it: the in-flight count never came down, so the consumer
 // stopped receiving once MaxInFlight were leaked, and a rewritten FIFO
 // group kept Run from returning. A handler now gets its own copy.
 func TestHandlerRewritingItsMessage(t *testing.T) {
-	rewrite := func(m *Message) {
+	rewrite := func(m *handler.Message) {
 		m.ID, m.ReceiptHandle, m.Body = "forged", "forged", ""
 		m.Attributes["MessageGroupId"] = "forged"
 		m.Attributes["ApproximateReceiveCount"] = "999"
@@ -21,7 +23,7 @@ func TestHandlerRewritingItsMessage(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			q := newQueue(t, "q.fifo", nil)
 			q.send(t, "g", "1", "2", "3")
-			c, err := New(q.client, q.url, func(_ context.Context, m *Message) error { rewrite(m); return nil },
+			c, err := New(q.client, q.url, func(_ context.Context, m *handler.Message) error { rewrite(m); return nil },
 				func(o *Options) { o.VisibilityTimeout = 30 * time.Second })
 			if err != nil {
 				t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -39,10 +40,10 @@ const (
 // inflight is a message held by the consumer, from receipt until it is
 // deleted or released. Fields are guarded by run.mu.
 type inflight struct {
-	msg     *Message        // &message: the handler's, which it may write to
-	message Message         // in the same allocation
-	ctx     context.Context // the message's: its handler's and hooks' parent
-	span    telemetry.Span  // its process span, when tracing is on
+	msg     *handler.Message // &message: the handler's, which it may write to
+	message handler.Message  // in the same allocation
+	ctx     context.Context  // the message's: its handler's and hooks' parent
+	span    telemetry.Span   // its process span, when tracing is on
 	// The consumer's own copies, never read from msg once a handler may
 	// have it: its id (the key of run.tracked), FIFO group and receive count.
 	id, group    string
@@ -58,7 +59,7 @@ type inflight struct {
 	lost         error // lease lost
 	// original is the message as received, what a park sends (the handler
 	// may have written to msg); kept only when there is a parking queue.
-	original     Message
+	original     handler.Message
 	parkedReason string   // set once parked: its delete reports Parked
 	lease        leaseCtx // its handler's parent ctx, in the same allocation
 }
@@ -391,7 +392,7 @@ func (r *run) shutdown() {
 		r.idle = idle
 	}
 	r.mu.Unlock()
-	r.settle(waiting, fmt.Errorf("%w: the consumer is shutting down", ErrNotStarted))
+	r.settle(waiting, fmt.Errorf("%w: the consumer is shutting down", handler.ErrNotStarted))
 
 	if idle != nil {
 		timer := time.NewTimer(r.o.ShutdownTimeout)
@@ -468,7 +469,7 @@ func (r *run) freeLocked() int {
 // message's ctx.
 func (r *run) logFailure(t *inflight, err error) {
 	attrs := []slog.Attr{slog.String("message_id", t.id), slog.String("error", err.Error())}
-	var p *PanicError
+	var p *handler.PanicError
 	if errors.As(err, &p) {
 		attrs = append(attrs, slog.String("stack", string(p.Stack)))
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -92,7 +93,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.violate("InFlight %d above MaxInFlight %d", n, maxInFlight)
 		}
 	}
-	o.Hooks.Received = func(_ context.Context, m *Message) {
+	o.Hooks.Received = func(_ context.Context, m *handler.Message) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -100,7 +101,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.violations = append(l.violations, fmt.Sprintf("%s received after a Deleted hook said it was deleted", m.Body))
 		}
 	}
-	o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+	o.Hooks.Handled = func(_ context.Context, m *handler.Message, _ time.Duration) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -109,7 +110,7 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 			l.firstOK[m.GroupID()] = append(l.firstOK[m.GroupID()], m.Body)
 		}
 	}
-	o.Hooks.Deleted = func(_ context.Context, m *Message) {
+	o.Hooks.Deleted = func(_ context.Context, m *handler.Message) {
 		sample()
 		l.mu.Lock()
 		defer l.mu.Unlock()
@@ -118,8 +119,8 @@ func (l *soakLedger) watch(o *Options, c func() *Consumer, maxInFlight int) {
 		}
 		l.deleted[m.ID] = true
 	}
-	o.Hooks.Released = func(context.Context, *Message, time.Duration) { sample() }
-	o.Hooks.Failed = func(context.Context, *Message, error) { sample() }
+	o.Hooks.Released = func(context.Context, *handler.Message, time.Duration) { sample() }
+	o.Hooks.Failed = func(context.Context, *handler.Message, error) { sample() }
 }
 
 // TestSoakFIFOUnderFaults runs two consumers with two receivers each on one
@@ -190,7 +191,7 @@ func soak(t *testing.T, seed uint64, withDLQ bool) {
 
 	handlerRng := rand.New(rand.NewPCG(seed, 11))
 	var handlerMu sync.Mutex
-	handler := func(ctx context.Context, m *Message) error {
+	handle := func(ctx context.Context, m *handler.Message) error {
 		handlerMu.Lock()
 		x := handlerRng.Float64()
 		d := time.Duration(handlerRng.IntN(2000)) * time.Millisecond
@@ -219,7 +220,7 @@ func soak(t *testing.T, seed uint64, withDLQ bool) {
 	for i := range 2 {
 		client := &chaosClient{API: f.client, rng: rand.New(rand.NewPCG(seed, uint64(i))), p: 0.03}
 		var c *Consumer
-		c, err := New(client, f.url, handler, func(o *Options) {
+		c, err := New(client, f.url, handle, func(o *Options) {
 			o.Concurrency, o.MaxInFlight = 4, maxInFlight
 			o.ReceiveConcurrency, o.MaxReceiveConcurrency = 2, 2
 			o.DeleteConcurrency = 2
@@ -346,7 +347,7 @@ func sqsfakeSkipsAfterRedrive(t *testing.T) bool {
 }
 
 // TestSoakUnderCombinedFaults runs three consumers on one queue, two with
-// a Handler and one with a BatchHandler, with a 2 s visibility timeout,
+// a handler.Handler and one with a handler.BatchHandler, with a 2 s visibility timeout,
 // server-side faults on every operation at once (failed calls, calls that
 // took effect and failed, failed entries, 1.5 s of latency), handlers that
 // fail, panic, exit, outlive HandlerTimeout ignoring their ctx and outlive
@@ -358,7 +359,7 @@ func sqsfakeSkipsAfterRedrive(t *testing.T) bool {
 // ShutdownTimeout + 1 s of its ctx's end; on FIFO, each group's first
 // successes keep send order. Written by a hostile review, it found the
 // delete reported after the lapse, the unjoined HandlerTimeout and the
-// BatchHandler's lost lease that let a group-mate overtake. One seed per
+// handler.BatchHandler's lost lease that let a group-mate overtake. One seed per
 // queue by default, two with SQSKIT_LONG=1 (as CI runs it);
 // SQSKIT_SOAK_SEEDS=n runs n.
 func TestSoakUnderCombinedFaults(t *testing.T) {
@@ -419,13 +420,17 @@ func (l *combinedLedger) watch(o *Options, c func() *Consumer, maxInFlight int, 
 			}
 		}
 	}
-	o.Hooks.Received = func(_ context.Context, m *Message) {
+	o.Hooks.Received = func(_ context.Context, m *handler.Message) {
 		sample("received")
 		l.note(m.Body, "%s received (count %d)", name, m.ReceiveCount())
 	}
-	o.Hooks.Extended = func(_ context.Context, m *Message, d time.Duration) { l.note(m.Body, "%s extended %v", name, d) }
-	o.Hooks.DeleteFailed = func(_ context.Context, m *Message, err error) { l.note(m.Body, "%s delete failed: %v", name, err) }
-	o.Hooks.Handled = func(_ context.Context, m *Message, _ time.Duration) {
+	o.Hooks.Extended = func(_ context.Context, m *handler.Message, d time.Duration) {
+		l.note(m.Body, "%s extended %v", name, d)
+	}
+	o.Hooks.DeleteFailed = func(_ context.Context, m *handler.Message, err error) {
+		l.note(m.Body, "%s delete failed: %v", name, err)
+	}
+	o.Hooks.Handled = func(_ context.Context, m *handler.Message, _ time.Duration) {
 		sample("handled")
 		l.note(m.Body, "%s handled", name)
 		l.mu.Lock()
@@ -435,7 +440,7 @@ func (l *combinedLedger) watch(o *Options, c func() *Consumer, maxInFlight int, 
 		}
 		l.handledOK[m.Body]++
 	}
-	o.Hooks.Deleted = func(_ context.Context, m *Message) {
+	o.Hooks.Deleted = func(_ context.Context, m *handler.Message) {
 		sample("deleted")
 		l.note(m.Body, "%s deleted", name)
 		l.mu.Lock()
@@ -445,15 +450,15 @@ func (l *combinedLedger) watch(o *Options, c func() *Consumer, maxInFlight int, 
 		}
 		l.deleted[m.Body]++
 	}
-	o.Hooks.Released = func(_ context.Context, m *Message, d time.Duration) {
+	o.Hooks.Released = func(_ context.Context, m *handler.Message, d time.Duration) {
 		sample("released")
 		l.note(m.Body, "%s released %v", name, d)
 	}
-	o.Hooks.Failed = func(_ context.Context, m *Message, err error) {
+	o.Hooks.Failed = func(_ context.Context, m *handler.Message, err error) {
 		sample("failed")
 		l.note(m.Body, "%s failed: %v", name, err)
 	}
-	o.Hooks.LeaseLost = func(_ context.Context, m *Message, err error) {
+	o.Hooks.LeaseLost = func(_ context.Context, m *handler.Message, err error) {
 		sample("lease lost")
 		l.note(m.Body, "%s lease lost: %v", name, err)
 	}
@@ -495,7 +500,7 @@ func soakCombined(t *testing.T, seed uint64, fifo bool) {
 		defer handlerMu.Unlock()
 		return handlerRng.Float64(), time.Duration(handlerRng.IntN(1500)) * time.Millisecond
 	}
-	handler := func(ctx context.Context, m *Message) error {
+	handle := func(ctx context.Context, m *handler.Message) error {
 		x, d := roll()
 		switch {
 		case x < 0.01:
@@ -518,10 +523,10 @@ func soakCombined(t *testing.T, seed uint64, fifo bool) {
 		}
 		return nil
 	}
-	batchHandler := func(ctx context.Context, msgs []*Message) []error {
+	batchHandler := func(ctx context.Context, msgs []*handler.Message) []error {
 		errs := make([]error, len(msgs))
 		for i, m := range msgs {
-			errs[i] = handler(ctx, m)
+			errs[i] = handle(ctx, m)
 		}
 		return errs
 	}
@@ -546,7 +551,7 @@ func soakCombined(t *testing.T, seed uint64, fifo bool) {
 		if i == 2 {
 			c, err = NewBatch(f.client, f.url, batchHandler, opts)
 		} else {
-			c, err = New(f.client, f.url, handler, opts)
+			c, err = New(f.client, f.url, handle, opts)
 		}
 		if err != nil {
 			t.Fatal(err)

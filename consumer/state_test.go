@@ -69,7 +69,7 @@ func TestRunStateKeepsItsInvariants(t *testing.T) {
 				var calls atomic.Int64 // every 20th call fails, every 60th after it applied
 				f.srv.Inject(sqsfake.Fault{Match: func(string, any) bool { return calls.Add(1)%60 == 0 }, AfterApply: true})
 				f.srv.Inject(sqsfake.Fault{Match: func(string, any) bool { return calls.Load()%20 == 0 }})
-				c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+				c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 					last, rc := m.Body[len(m.Body)-1], m.ReceiveCount()
 					switch {
 					case last == '7':

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 )
 
@@ -54,26 +55,26 @@ func TestConsumerTelemetry(t *testing.T) {
 			defer mu.Unlock()
 			seen[what] = append(seen[what], spanOf(ctx))
 		}
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			note("handler", ctx)
 			switch m.Body {
 			case "slow":
 				time.Sleep(25 * time.Second) // the heartbeat extends it
 			case "bad":
-				return RetryAfter(errors.New("bad order"), time.Hour)
+				return handler.RetryAfter(errors.New("bad order"), time.Hour)
 			}
 			return nil
 		}, func(o *Options) {
 			o.TracerProvider, o.MeterProvider, o.Propagator = tr, mt, prop
-			o.Middleware = []Middleware{func(next Handler) Handler {
-				return func(ctx context.Context, m *Message) error { note("middleware", ctx); return next(ctx, m) }
+			o.Middleware = []handler.Middleware{func(next handler.Handler) handler.Handler {
+				return func(ctx context.Context, m *handler.Message) error { note("middleware", ctx); return next(ctx, m) }
 			}}
-			o.Hooks.Received = func(ctx context.Context, _ *Message) { note("received", ctx) }
-			o.Hooks.Handled = func(ctx context.Context, _ *Message, _ time.Duration) { note("handled", ctx) }
-			o.Hooks.Failed = func(ctx context.Context, _ *Message, _ error) { note("failed", ctx) }
-			o.Hooks.Deleted = func(ctx context.Context, _ *Message) { note("deleted", ctx) }
-			o.Hooks.Released = func(ctx context.Context, _ *Message, _ time.Duration) { note("released", ctx) }
-			o.Hooks.Extended = func(ctx context.Context, _ *Message, _ time.Duration) { note("extended", ctx) }
+			o.Hooks.Received = func(ctx context.Context, _ *handler.Message) { note("received", ctx) }
+			o.Hooks.Handled = func(ctx context.Context, _ *handler.Message, _ time.Duration) { note("handled", ctx) }
+			o.Hooks.Failed = func(ctx context.Context, _ *handler.Message, _ error) { note("failed", ctx) }
+			o.Hooks.Deleted = func(ctx context.Context, _ *handler.Message) { note("deleted", ctx) }
+			o.Hooks.Released = func(ctx context.Context, _ *handler.Message, _ time.Duration) { note("released", ctx) }
+			o.Hooks.Extended = func(ctx context.Context, _ *handler.Message, _ time.Duration) { note("extended", ctx) }
 		})
 		stop := started(t, c)
 		until(t, "two deletes and a release", func() bool { s := c.Stats(); return s.Deleted == 2 && s.Released == 1 })
@@ -195,7 +196,7 @@ func TestConsumerLeaseLostMetric(t *testing.T) {
 		mt := &telemetrytest.Meter{}
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "long")
-		c := newConsumer(t, f, func(ctx context.Context, m *Message) error {
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			if m.ReceiveCount() > 1 {
 				return nil
 			}
@@ -217,14 +218,14 @@ func TestConsumerLeaseLostMetric(t *testing.T) {
 	})
 }
 
-// A BatchHandler call has its own CONSUMER span; each message keeps its own.
+// A handler.BatchHandler call has its own CONSUMER span; each message keeps its own.
 func TestConsumerBatchSpan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		tr := &telemetrytest.Tracer{}
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", "a", "b")
 		var calls []tracing.Span
-		c, err := NewBatch(f.client, f.url, func(ctx context.Context, msgs []*Message) []error {
+		c, err := NewBatch(f.client, f.url, func(ctx context.Context, msgs []*handler.Message) []error {
 			calls = append(calls, spanOf(ctx))
 			return make([]error, len(msgs))
 		}, func(o *Options) { o.TracerProvider = tr })
@@ -253,15 +254,15 @@ func TestConsumerBatchSpan(t *testing.T) {
 
 func TestMiddlewareOptions(t *testing.T) {
 	client := newSpy(nil)
-	if _, err := New(client, "https://sqs.us-east-1.amazonaws.com/1/q", func(context.Context, *Message) error { return nil }, func(o *Options) {
-		o.BatchMiddleware = []BatchMiddleware{func(h BatchHandler) BatchHandler { return h }}
+	if _, err := New(client, "https://sqs.us-east-1.amazonaws.com/1/q", func(context.Context, *handler.Message) error { return nil }, func(o *Options) {
+		o.BatchMiddleware = []handler.BatchMiddleware{func(h handler.BatchHandler) handler.BatchHandler { return h }}
 	}); !errors.Is(err, ErrConfig) {
-		t.Errorf("expect BatchMiddleware refused with a Handler, got %v", err)
+		t.Errorf("expect handler.BatchMiddleware refused with a handler.Handler, got %v", err)
 	}
-	if _, err := NewBatch(client, "https://sqs.us-east-1.amazonaws.com/1/q", func(context.Context, []*Message) []error { return nil }, func(o *Options) {
-		o.Middleware = []Middleware{func(h Handler) Handler { return h }}
+	if _, err := NewBatch(client, "https://sqs.us-east-1.amazonaws.com/1/q", func(context.Context, []*handler.Message) []error { return nil }, func(o *Options) {
+		o.Middleware = []handler.Middleware{func(h handler.Handler) handler.Handler { return h }}
 	}); !errors.Is(err, ErrConfig) {
-		t.Errorf("expect Middleware refused with a BatchHandler, got %v", err)
+		t.Errorf("expect handler.Middleware refused with a handler.BatchHandler, got %v", err)
 	}
 }
 

@@ -127,8 +127,8 @@ func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.Canc
 }
 
 // runUnit runs the handler for a unit and settles its messages. A handler
-// that panics fails its messages (PanicError); one that calls
-// runtime.Goexit fails them (ErrHandlerExited), and this worker is
+// that panics fails its messages (handler.PanicError); one that calls
+// runtime.Goexit fails them (handler.ErrHandlerExited), and this worker is
 // replaced so Concurrency holds; one that outlives HandlerTimeout has them
 // failed by the timer while it still runs.
 func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit []*inflight) {
@@ -140,9 +140,9 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 		}
 		// The handler called runtime.Goexit: this goroutine is ending.
 		r.stopHandlerTimer(timer)
-		cancel(ErrHandlerExited)
+		cancel(handler.ErrHandlerExited)
 		r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: handler called runtime.Goexit", slog.String("message_id", unit[0].id))
-		r.settleAll(unit, ErrHandlerExited, 0)
+		r.settleAll(unit, handler.ErrHandlerExited, 0)
 		r.workers.Add(1)
 		go r.work()
 	}()
@@ -172,7 +172,7 @@ func (r *run) runUnit(ctx context.Context, cancel context.CancelCauseFunc, unit 
 	for i, t := range unit {
 		err := errs[i]
 		if err == nil && r.c.fifo && (failedGroups[t.group] || r.o.StopOnFirstFailure && anyFailed) {
-			err = fmt.Errorf("%w: an earlier message of its group lost its lease", ErrHeldBack)
+			err = fmt.Errorf("%w: an earlier message of its group lost its lease", handler.ErrHeldBack)
 		}
 		if !r.finish(t, err, took, true) {
 			failedGroups[t.group], anyFailed = true, true
@@ -199,8 +199,8 @@ func (r *run) startHandlerTimer(unit []*inflight, cancel context.CancelCauseFunc
 		r.mu.Lock()
 		delete(r.handlerTimers, ht)
 		r.mu.Unlock()
-		cancel(ErrHandlerTimeout)
-		r.settleAll(unit, fmt.Errorf("%w after %v", ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
+		cancel(handler.ErrHandlerTimeout)
+		r.settleAll(unit, fmt.Errorf("%w after %v", handler.ErrHandlerTimeout, r.o.HandlerTimeout), r.o.HandlerTimeout)
 	})
 	r.handlerTimers[ht] = struct{}{}
 	return ht
@@ -230,8 +230,8 @@ func (r *run) stopHandlerTimerLocked(ht *handlerTimer) bool {
 // message: a missing result or a panic fails the message, and on FIFO a
 // message after a failure of its group is held back (not deleted).
 func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
-	msgs := make([]*Message, len(unit))
-	ctxs := make(map[*Message]context.Context, len(unit))
+	msgs := make([]*handler.Message, len(unit))
+	ctxs := make(map[*handler.Message]context.Context, len(unit))
 	for i, t := range unit {
 		msgs[i], ctxs[t.msg] = t.msg, t.ctx
 	}
@@ -240,9 +240,9 @@ func (r *run) callBatch(ctx context.Context, unit []*inflight) []error {
 	ctx, span := r.obs.startBatch(ctx, len(msgs))
 	var errs []error
 	defer func() { r.obs.endBatch(span, errs) }() // a runtime.Goexit in the handler ends it too
-	errs = dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, ErrNoResult)
+	errs = dispatch.InvokeBatch(ctx, r.c.batch, msgs, panicked, handler.ErrNoResult)
 	if r.c.fifo {
-		dispatch.HoldBack(errs, func(i int) string { return unit[i].group }, r.o.StopOnFirstFailure, ErrHeldBack)
+		dispatch.HoldBack(errs, func(i int) string { return unit[i].group }, r.o.StopOnFirstFailure, handler.ErrHeldBack)
 	}
 	return errs
 }
@@ -419,7 +419,7 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 		}
 	}
 	if len(gaveUp) > 0 {
-		cause := fmt.Errorf("%w: an earlier message of group %q did not succeed", ErrNotStarted, t.group)
+		cause := fmt.Errorf("%w: an earlier message of group %q did not succeed", handler.ErrNotStarted, t.group)
 		for _, g := range gaveUp {
 			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})

@@ -14,7 +14,7 @@ import (
 
 // Carrier reads and writes the trace context fields of one message. It is
 // an unnamed interface type, identical to handler.Carrier and
-// consumer.Carrier, whose methods are those of OpenTelemetry's
+// handler.Carrier, whose methods are those of OpenTelemetry's
 // propagation.TextMapCarrier. TraceHeaderKey maps to the AWSTraceHeader
 // system attribute; every other key to a String message attribute.
 type Carrier = interface {

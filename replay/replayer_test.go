@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -89,7 +90,7 @@ type handling struct {
 	fail func(body string, n int) bool
 }
 
-func (h *handling) handle(_ context.Context, m *consumer.Message) error {
+func (h *handling) handle(_ context.Context, m *handler.Message) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.at[m.Body] = append(h.at[m.Body], time.Now())

@@ -169,7 +169,7 @@ func (s *session) settle(id string, count func(rep *Report, rec *record)) *recor
 func (s *session) hooks() consumer.Hooks {
 	return consumer.Hooks{
 		Received: s.received,
-		Deleted: func(ctx context.Context, m *consumer.Message) {
+		Deleted: func(ctx context.Context, m *handler.Message) {
 			rec := s.settle(m.ID, func(rep *Report, rec *record) {
 				if rec != nil && rec.out == replayed {
 					rep.Replayed++
@@ -179,29 +179,29 @@ func (s *session) hooks() consumer.Hooks {
 				s.replayed(ctx, rec)
 			}
 		},
-		Parked: func(ctx context.Context, m *consumer.Message, _ string) {
+		Parked: func(ctx context.Context, m *handler.Message, _ string) {
 			rec := s.settle(m.ID, func(rep *Report, _ *record) { rep.Escalated++ })
 			if rec != nil {
 				s.escalated(ctx, rec)
 			}
 		},
-		Held: func(ctx context.Context, m *consumer.Message, d time.Duration) {
+		Held: func(ctx context.Context, m *handler.Message, d time.Duration) {
 			rec := s.settle(m.ID, countHeld)
 			if rec != nil && rec.out == held {
 				s.held(ctx, rec, holdEnd(rec.received, time.Now(), d))
 			}
 		},
-		Failed: func(ctx context.Context, m *consumer.Message, err error) {
+		Failed: func(ctx context.Context, m *handler.Message, err error) {
 			s.failed(ctx, m, err)
 		},
-		DeleteFailed: func(ctx context.Context, m *consumer.Message, err error) {
+		DeleteFailed: func(ctx context.Context, m *handler.Message, err error) {
 			target := "its target"
 			if rec := s.peek(m.ID); rec != nil && rec.target != "" {
 				target = rec.target
 			}
 			s.failed(ctx, m, fmt.Errorf("replay: sent to %s, but the delete from the DLQ failed, so it will be sent again: %w", target, err))
 		},
-		LeaseLost: func(ctx context.Context, m *consumer.Message, err error) {
+		LeaseLost: func(ctx context.Context, m *handler.Message, err error) {
 			s.failed(ctx, m, err)
 		},
 	}

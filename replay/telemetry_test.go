@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 	"github.com/sqskit/sqskit/replay"
 )
@@ -179,7 +180,7 @@ func TestLinkedTraceAcrossRedriveAndReplay(t *testing.T) {
 		var handled sync.WaitGroup
 		handled.Add(1)
 		attempts := 0
-		c, err := consumer.New(w.api, w.main, func(context.Context, *consumer.Message) error {
+		c, err := consumer.New(w.api, w.main, func(context.Context, *handler.Message) error {
 			attempts++
 			if attempts <= 2 {
 				return errors.New("not yet")

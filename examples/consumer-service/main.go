@@ -136,7 +136,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	}
 
 	var total atomic.Int64
-	handle := consumer.JSON(func(ctx context.Context, o order, m *consumer.Message) error {
+	handle := handler.JSON(func(ctx context.Context, o order, m *handler.Message) error {
 		total.Add(int64(o.Amount))
 		return nil
 	})
@@ -157,12 +157,12 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 		// ctx, inside the hard bound. handler.Logging(logger) would add a
 		// Debug line per message handled. TracerProvider, MeterProvider and
 		// Propagator plug OpenTelemetry in: see examples/otel.
-		o.Middleware = []consumer.Middleware{handler.Timeout(10 * time.Second)}
-		o.Hooks.Released = func(_ context.Context, m *consumer.Message, visibleIn time.Duration) {
+		o.Middleware = []handler.Middleware{handler.Timeout(10 * time.Second)}
+		o.Hooks.Released = func(_ context.Context, m *handler.Message, visibleIn time.Duration) {
 			w.say("order %d failed (receive %d); back on the queue in %v", numbers[m.ID], m.ReceiveCount(), visibleIn.Round(100*time.Millisecond))
 			w.settled.Add(1)
 		}
-		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *handler.Message) {
 			if deleted.Add(1) == orders-1 {
 				close(handled)
 			}

@@ -64,7 +64,7 @@ func TestBadMessagesCostOneReceive(t *testing.T) {
 		svc := &service{}
 		c, err := newConsumer(api, queue, parking, svc, &handler.MemoryStore{}, func(o *consumer.Options) {
 			o.Concurrency = 4 // the duplicates meet their originals in flight
-			o.Hooks.Received = func(_ context.Context, m *consumer.Message) {
+			o.Hooks.Received = func(_ context.Context, m *handler.Message) {
 				mu.Lock()
 				receives[m.MessageAttributes["event-id"].StringValue]++
 				mu.Unlock()

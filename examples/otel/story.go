@@ -70,7 +70,7 @@ func Story(ctx context.Context, t Telemetry) (string, error) {
 	}
 
 	handled := make(chan struct{})
-	c, err := consumer.New(client, orders, func(_ context.Context, m *consumer.Message) error {
+	c, err := consumer.New(client, orders, func(_ context.Context, m *handler.Message) error {
 		if _, replayed := m.MessageAttributes[replay.MetadataAttribute]; !replayed {
 			return errors.New("payment service unavailable")
 		}
@@ -79,7 +79,7 @@ func Story(ctx context.Context, t Telemetry) (string, error) {
 		o.TracerProvider, o.MeterProvider, o.Propagator = t.Tracer, t.Meter, t.Propagator
 		o.OnFailure = consumer.ReleaseNow
 		o.VisibilityTimeout = 30 * time.Second
-		o.Hooks.Deleted = func(context.Context, *consumer.Message) { close(handled) }
+		o.Hooks.Deleted = func(context.Context, *handler.Message) { close(handled) }
 	})
 	if err != nil {
 		return "", err

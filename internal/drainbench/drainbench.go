@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 )
 
@@ -69,9 +70,9 @@ func Consumer(optFns ...func(*consumer.Options)) func(*testing.B, fauxqs.Backend
 	return func(b *testing.B, be fauxqs.Backend, url string, n int) func() {
 		var deleted atomic.Int64
 		all := make(chan struct{})
-		c, err := consumer.New(be.API, url, func(context.Context, *consumer.Message) error { return nil }, append(optFns, func(o *consumer.Options) {
+		c, err := consumer.New(be.API, url, func(context.Context, *handler.Message) error { return nil }, append(optFns, func(o *consumer.Options) {
 			o.Concurrency = 32
-			o.Hooks.Deleted = func(context.Context, *consumer.Message) {
+			o.Hooks.Deleted = func(context.Context, *handler.Message) {
 				if deleted.Add(1) == int64(n) {
 					close(all)
 				}

@@ -22,7 +22,7 @@ type failureLog struct {
 	errs []error
 }
 
-func (f *failureLog) failed(_ context.Context, _ *consumer.Message, err error) {
+func (f *failureLog) failed(_ context.Context, _ *handler.Message, err error) {
 	f.mu.Lock()
 	f.errs = append(f.errs, err)
 	f.mu.Unlock()
@@ -47,7 +47,7 @@ func (f *failureLog) all(n int, ok func(error) error) error {
 	return nil
 }
 
-func isPanic(err error) error { _, e := isAs[*consumer.PanicError](err); return e }
+func isPanic(err error) error { _, e := isAs[*handler.PanicError](err); return e }
 
 var errHandler = errors.New("handler failure")
 
@@ -63,8 +63,8 @@ type lambdaHandlerCase struct {
 	name string
 	// h or bh builds the handler; release is closed once Handle returned,
 	// so a handler that hangs can end.
-	h        func(release <-chan struct{}) consumer.Handler
-	bh       func(release <-chan struct{}) consumer.BatchHandler
+	h        func(release <-chan struct{}) handler.Handler
+	bh       func(release <-chan struct{}) handler.BatchHandler
 	fifo     bool
 	deadline time.Duration // the invocation's; 0 for none
 	failed   []string      // the ids the response must list
@@ -72,62 +72,62 @@ type lambdaHandlerCase struct {
 }
 
 func handlerRows() []row {
-	panics := func(<-chan struct{}) consumer.Handler {
-		return func(context.Context, *consumer.Message) error { panic("bug") }
+	panics := func(<-chan struct{}) handler.Handler {
+		return func(context.Context, *handler.Message) error { panic("bug") }
 	}
-	batchPanics := func(<-chan struct{}) consumer.BatchHandler {
-		return func(context.Context, []*consumer.Message) []error { panic("bug") }
+	batchPanics := func(<-chan struct{}) handler.BatchHandler {
+		return func(context.Context, []*handler.Message) []error { panic("bug") }
 	}
 	all := []string{"a", "b", "c"}
 	var rows []row
 	for _, lc := range []lambdaHandlerCase{
 		{name: "Lambda: panics", h: panics, failed: all, want: isPanic},
-		{name: "Lambda: panics with nil", h: func(<-chan struct{}) consumer.Handler {
-			return func(context.Context, *consumer.Message) error { panic(nil) }
+		{name: "Lambda: panics with nil", h: func(<-chan struct{}) handler.Handler {
+			return func(context.Context, *handler.Message) error { panic(nil) }
 		}, failed: all, want: isPanic},
-		{name: "Lambda: calls runtime.Goexit", h: func(<-chan struct{}) consumer.Handler {
-			return func(context.Context, *consumer.Message) error { runtime.Goexit(); return nil }
-		}, failed: all, want: func(err error) error { return is(err, consumer.ErrHandlerExited) }},
+		{name: "Lambda: calls runtime.Goexit", h: func(<-chan struct{}) handler.Handler {
+			return func(context.Context, *handler.Message) error { runtime.Goexit(); return nil }
+		}, failed: all, want: func(err error) error { return is(err, handler.ErrHandlerExited) }},
 		{name: "Lambda: never returns within the invocation", h: hangUntil, deadline: time.Minute, failed: all,
-			want: func(err error) error { return is(err, consumer.ErrNotStarted) }},
-		{name: "Lambda: returns RetryAfter with a negative delay", h: func(<-chan struct{}) consumer.Handler {
-			return func(context.Context, *consumer.Message) error { return consumer.RetryAfter(errHandler, -time.Hour) }
+			want: func(err error) error { return is(err, handler.ErrNotStarted) }},
+		{name: "Lambda: returns RetryAfter with a negative delay", h: func(<-chan struct{}) handler.Handler {
+			return func(context.Context, *handler.Message) error { return handler.RetryAfter(errHandler, -time.Hour) }
 		}, failed: all, want: func(err error) error { return is(err, errHandler) }},
-		{name: "Lambda: returns a typed-nil error whose Error panics", h: func(<-chan struct{}) consumer.Handler {
-			return func(context.Context, *consumer.Message) error { var e *panickyError; return e }
+		{name: "Lambda: returns a typed-nil error whose Error panics", h: func(<-chan struct{}) handler.Handler {
+			return func(context.Context, *handler.Message) error { var e *panickyError; return e }
 		}, failed: all, want: isPanic},
-		{name: "Lambda: rewrites its message and fails", h: func(<-chan struct{}) consumer.Handler {
-			return func(_ context.Context, m *consumer.Message) error {
+		{name: "Lambda: rewrites its message and fails", h: func(<-chan struct{}) handler.Handler {
+			return func(_ context.Context, m *handler.Message) error {
 				m.ID, m.Attributes = "forged", nil
 				return errHandler
 			}
 		}, failed: all, want: func(err error) error { return is(err, errHandler) }},
-		{name: "batch Lambda: returns fewer results than messages", bh: func(<-chan struct{}) consumer.BatchHandler {
-			return func(_ context.Context, msgs []*consumer.Message) []error { return make([]error, len(msgs)-1) }
+		{name: "batch Lambda: returns fewer results than messages", bh: func(<-chan struct{}) handler.BatchHandler {
+			return func(_ context.Context, msgs []*handler.Message) []error { return make([]error, len(msgs)-1) }
 		}, failed: []string{"c"}, want: func(err error) error {
 			if err == nil {
 				return errors.New("expect the message without a result failed")
 			}
 			return nil
 		}},
-		{name: "batch Lambda: returns more results than messages", bh: func(<-chan struct{}) consumer.BatchHandler {
-			return func(_ context.Context, msgs []*consumer.Message) []error { return make([]error, len(msgs)+5) }
+		{name: "batch Lambda: returns more results than messages", bh: func(<-chan struct{}) handler.BatchHandler {
+			return func(_ context.Context, msgs []*handler.Message) []error { return make([]error, len(msgs)+5) }
 		}},
 		{name: "batch Lambda: panics", bh: batchPanics, failed: all, want: isPanic},
-		{name: "batch Lambda: calls runtime.Goexit", bh: func(<-chan struct{}) consumer.BatchHandler {
-			return func(context.Context, []*consumer.Message) []error { runtime.Goexit(); return nil }
-		}, failed: all, want: func(err error) error { return is(err, consumer.ErrHandlerExited) }},
-		{name: "batch Lambda: never returns within the invocation", bh: func(release <-chan struct{}) consumer.BatchHandler {
-			return func(context.Context, []*consumer.Message) []error { <-release; return nil }
-		}, deadline: time.Minute, failed: all, want: func(err error) error { return is(err, consumer.ErrNotStarted) }},
-		{name: "batch Lambda: reports success after a failure in its FIFO group", fifo: true, bh: func(<-chan struct{}) consumer.BatchHandler {
-			return func(_ context.Context, msgs []*consumer.Message) []error {
+		{name: "batch Lambda: calls runtime.Goexit", bh: func(<-chan struct{}) handler.BatchHandler {
+			return func(context.Context, []*handler.Message) []error { runtime.Goexit(); return nil }
+		}, failed: all, want: func(err error) error { return is(err, handler.ErrHandlerExited) }},
+		{name: "batch Lambda: never returns within the invocation", bh: func(release <-chan struct{}) handler.BatchHandler {
+			return func(context.Context, []*handler.Message) []error { <-release; return nil }
+		}, deadline: time.Minute, failed: all, want: func(err error) error { return is(err, handler.ErrNotStarted) }},
+		{name: "batch Lambda: reports success after a failure in its FIFO group", fifo: true, bh: func(<-chan struct{}) handler.BatchHandler {
+			return func(_ context.Context, msgs []*handler.Message) []error {
 				errs := make([]error, len(msgs))
 				errs[0] = errHandler
 				return errs
 			}
 		}, failed: all, want: func(err error) error {
-			if !errors.Is(err, errHandler) && !errors.Is(err, consumer.ErrHeldBack) {
+			if !errors.Is(err, errHandler) && !errors.Is(err, handler.ErrHeldBack) {
 				return fmt.Errorf("expect the handler's error or ErrHeldBack, got %v", err)
 			}
 			return nil
@@ -135,30 +135,30 @@ func handlerRows() []row {
 	} {
 		rows = append(rows, row{cat: catHandler, name: lc.name, child: true, run: func(t *testing.T, _ *catWorld) error { return runLambdaHandler(t, lc) }})
 	}
-	poller := func(name string, h consumer.Handler, want func(error) error) row {
+	poller := func(name string, h handler.Handler, want func(error) error) row {
 		return row{cat: catHandler, name: "Consumer: " + name, child: true, calls: true, run: func(t *testing.T, _ *catWorld) error {
 			return runPollerHandler(t, h, nil, want)
 		}}
 	}
 	return append(rows,
-		poller("panics", func(context.Context, *consumer.Message) error { panic("bug") }, isPanic),
-		poller("panics with nil", func(context.Context, *consumer.Message) error { panic(nil) }, isPanic),
-		poller("calls runtime.Goexit", func(context.Context, *consumer.Message) error { runtime.Goexit(); return nil },
-			func(err error) error { return is(err, consumer.ErrHandlerExited) }),
-		poller("outlives HandlerTimeout", func(ctx context.Context, _ *consumer.Message) error { <-ctx.Done(); return ctx.Err() },
-			func(err error) error { return is(err, consumer.ErrHandlerTimeout) }),
-		poller("returns RetryAfter(100h)", func(context.Context, *consumer.Message) error { return consumer.RetryAfter(errHandler, 100*time.Hour) },
+		poller("panics", func(context.Context, *handler.Message) error { panic("bug") }, isPanic),
+		poller("panics with nil", func(context.Context, *handler.Message) error { panic(nil) }, isPanic),
+		poller("calls runtime.Goexit", func(context.Context, *handler.Message) error { runtime.Goexit(); return nil },
+			func(err error) error { return is(err, handler.ErrHandlerExited) }),
+		poller("outlives HandlerTimeout", func(ctx context.Context, _ *handler.Message) error { <-ctx.Done(); return ctx.Err() },
+			func(err error) error { return is(err, handler.ErrHandlerTimeout) }),
+		poller("returns RetryAfter(100h)", func(context.Context, *handler.Message) error { return handler.RetryAfter(errHandler, 100*time.Hour) },
 			func(err error) error { return is(err, errHandler) }),
-		poller("returns RetryAfter(-5s)", func(context.Context, *consumer.Message) error { return consumer.RetryAfter(errHandler, -5*time.Second) },
+		poller("returns RetryAfter(-5s)", func(context.Context, *handler.Message) error { return handler.RetryAfter(errHandler, -5*time.Second) },
 			func(err error) error { return is(err, errHandler) }),
-		poller("returns a typed-nil error whose Error panics", func(context.Context, *consumer.Message) error { var e *panickyError; return e }, isPanic),
+		poller("returns a typed-nil error whose Error panics", func(context.Context, *handler.Message) error { var e *panickyError; return e }, isPanic),
 		row{cat: catHandler, name: "Consumer: ignores its ctx and outlives shutdown", child: true, calls: true, run: runIgnoresShutdown},
 		row{cat: catHandler, name: "Consumer: rewrites the message it was given, then succeeds", child: true, calls: true, run: runMutatesMessage},
 		row{cat: catHandler, name: "Consumer batch: panics", child: true, calls: true, run: func(t *testing.T, _ *catWorld) error {
 			return runPollerHandler(t, nil, batchPanics(nil), isPanic)
 		}},
 		row{cat: catHandler, name: "Consumer batch: returns no results", child: true, calls: true, run: func(t *testing.T, _ *catWorld) error {
-			return runPollerHandler(t, nil, func(context.Context, []*consumer.Message) []error { return nil }, func(err error) error {
+			return runPollerHandler(t, nil, func(context.Context, []*handler.Message) []error { return nil }, func(err error) error {
 				if err == nil {
 					return errors.New("expect a failure for a message without a result")
 				}
@@ -169,8 +169,8 @@ func handlerRows() []row {
 }
 
 // hangUntil is a handler that ignores its ctx until release is closed.
-func hangUntil(release <-chan struct{}) consumer.Handler {
-	return func(context.Context, *consumer.Message) error {
+func hangUntil(release <-chan struct{}) handler.Handler {
+	return func(context.Context, *handler.Message) error {
 		<-release
 		return nil
 	}
@@ -239,7 +239,7 @@ func runLambdaHandler(t *testing.T, lc lambdaHandlerCase) (err error) {
 // for 20 s of fake time, then stops it: Run must return, the failures
 // must match want, the message must never be deleted and still be on the
 // queue, and the Consumer must hold nothing.
-func runPollerHandler(t *testing.T, h consumer.Handler, bh consumer.BatchHandler, want func(error) error) (err error) {
+func runPollerHandler(t *testing.T, h handler.Handler, bh handler.BatchHandler, want func(error) error) (err error) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newCatWorld(t)
 		w.send(t, w.std, "m", nil, "")
@@ -277,7 +277,7 @@ func runPollerHandler(t *testing.T, h consumer.Handler, bh consumer.BatchHandler
 			err = fmt.Errorf("expect the message still on the queue, got %d", w.count(w.std))
 		default: // shutdown gives up a message received but not started
 			err = fails.all(1, func(e error) error {
-				if errors.Is(e, consumer.ErrNotStarted) {
+				if errors.Is(e, handler.ErrNotStarted) {
 					return nil
 				}
 				return want(e)
@@ -295,7 +295,7 @@ func runIgnoresShutdown(t *testing.T, _ *catWorld) (err error) {
 		w.send(t, w.std, "m", nil, "")
 		release := make(chan struct{})
 		started := make(chan struct{}, 1)
-		c, e := consumer.New(w.api, w.std, func(context.Context, *consumer.Message) error {
+		c, e := consumer.New(w.api, w.std, func(context.Context, *handler.Message) error {
 			started <- struct{}{}
 			<-release
 			return nil
@@ -347,7 +347,7 @@ func runMutatesMessage(t *testing.T, _ *catWorld) (err error) {
 		for i := range 3 {
 			w.send(t, w.std, fmt.Sprint("m", i), nil, "")
 		}
-		c, e := consumer.New(w.api, w.std, func(_ context.Context, m *consumer.Message) error {
+		c, e := consumer.New(w.api, w.std, func(_ context.Context, m *handler.Message) error {
 			m.ID, m.ReceiptHandle, m.Body = "forged-id", "forged-handle", ""
 			m.Attributes, m.MessageAttributes = nil, nil
 			return nil

@@ -13,7 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 )
@@ -139,7 +138,7 @@ func runLambdaCase(lc lambdaCase) error {
 	}
 	var mu sync.Mutex
 	calls := map[string]int{}
-	l, err := handler.NewLambda(func(_ context.Context, m *consumer.Message) error {
+	l, err := handler.NewLambda(func(_ context.Context, m *handler.Message) error {
 		mu.Lock()
 		calls[m.ID]++
 		mu.Unlock()

@@ -49,7 +49,7 @@ func strAttr(v string) map[string]types.MessageAttributeValue {
 }
 
 // typedRouter routes "order" to a typed handler, by the "type" attribute.
-func typedRouter(codec handler.Codec) consumer.Handler {
+func typedRouter(codec handler.Codec) handler.Handler {
 	h, err := handler.NewRouter(handler.TypeAttribute("type"), handler.OnCodec("order", codec, func(context.Context, orderPayload, *handler.Message) error { return nil }))
 	if err != nil {
 		panic(err)
@@ -164,7 +164,7 @@ func jsonString(s string) string {
 // runParked runs a consumer with Envelopes and h over one message on a
 // queue with a parking queue: the message must be parked after one
 // receive with reason, its metadata readable, and never count a failure.
-func runParked(t *testing.T, body string, attrs map[string]types.MessageAttributeValue, h consumer.Handler, reason string) (err error) {
+func runParked(t *testing.T, body string, attrs map[string]types.MessageAttributeValue, h handler.Handler, reason string) (err error) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newCatWorld(t)
 		w.send(t, w.std, body, attrs, "")
@@ -219,10 +219,10 @@ func runIdempotentHostile(t *testing.T, store handler.Store, key func(context.Co
 			t.Fatal(e)
 		}
 		var fails failureLog
-		c, e := consumer.New(w.api, w.std, func(context.Context, *consumer.Message) error { return nil }, func(o *consumer.Options) {
+		c, e := consumer.New(w.api, w.std, func(context.Context, *handler.Message) error { return nil }, func(o *consumer.Options) {
 			o.Middleware = []handler.Middleware{mw}
 			o.Hooks = fails.hooks()
-			o.Hooks.Held = func(context.Context, *consumer.Message, time.Duration) {
+			o.Hooks.Held = func(context.Context, *handler.Message, time.Duration) {
 				fails.failed(context.Background(), nil, errors.New("held"))
 			}
 		})

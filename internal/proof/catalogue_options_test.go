@@ -37,9 +37,9 @@ var (
 	nilBackOff                        = backoff.FromBackOff(nil)
 )
 
-func okHandler(context.Context, *consumer.Message) error { return nil }
+func okHandler(context.Context, *handler.Message) error { return nil }
 
-func okBatchHandler(_ context.Context, msgs []*consumer.Message) []error {
+func okBatchHandler(_ context.Context, msgs []*handler.Message) []error {
 	return make([]error, len(msgs))
 }
 
@@ -178,7 +178,7 @@ func runHeartbeatTooLong(t *testing.T, _ *catWorld) (err error) {
 		}
 		w.send(t, w.std, "m", nil, "")
 		handled := false
-		c, e := consumer.New(w.api, w.std, func(context.Context, *consumer.Message) error { handled = true; return nil },
+		c, e := consumer.New(w.api, w.std, func(context.Context, *handler.Message) error { handled = true; return nil },
 			func(o *consumer.Options) { o.HeartbeatInterval = 2 * time.Second })
 		if e != nil {
 			err = fmt.Errorf("expect New to accept a heartbeat it cannot check yet, got %v", e)

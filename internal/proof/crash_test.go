@@ -23,6 +23,7 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -351,7 +352,7 @@ func openLedger(t *testing.T, path string) *crashLedger {
 func crashConsumer(t *testing.T, setup crashSetup) {
 	l := openLedger(t, setup.Ledger)
 	api := &ledgerClient{API: crashClient(setup), l: l, handles: map[string]string{}}
-	c, err := consumer.New(api, setup.Main, func(ctx context.Context, m *consumer.Message) error {
+	c, err := consumer.New(api, setup.Main, func(ctx context.Context, m *handler.Message) error {
 		i, _ := strconv.Atoi(m.Body[strings.LastIndex(m.Body, "-")+1:])
 		attempt := replayAttempt(m)
 		fail, d := crashFate(setup.Seed, i, m.ReceiveCount(), attempt)

@@ -220,7 +220,7 @@ var errSoakPermanent = errors.New("soak: this message can never succeed")
 // others now and then, outlives the visibility timeout for slow ones,
 // checks that replayed messages restore to the attributes their producer
 // sent, and keeps the ledger.
-func (q *soakQueue) handle(ctx context.Context, m *consumer.Message) error {
+func (q *soakQueue) handle(ctx context.Context, m *handler.Message) error {
 	if strings.HasPrefix(m.Body, "x-") {
 		q.led.mu.Lock()
 		q.led.forgedOK[m.Body]++
@@ -275,7 +275,7 @@ func (q *soakQueue) newConsumer() *consumer.Consumer {
 		if timing.redelivery != nil {
 			o.RedeliveryBackoff = timing.redelivery
 		}
-		o.Hooks.Deleted = func(_ context.Context, m *consumer.Message) {
+		o.Hooks.Deleted = func(_ context.Context, m *handler.Message) {
 			if i := q.parseBody(m.Body); i >= 0 {
 				q.led.deleted(i, m.ID)
 			}

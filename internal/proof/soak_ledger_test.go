@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -99,7 +99,7 @@ func (l *ledger) sendResult(i int, res fifo.Result) {
 // delivered records a handler call for message i: the copy it is
 // (MessageId, and the replay it came from), whether it succeeded, and on
 // FIFO queues its SequenceNumber.
-func (l *ledger) delivered(i, group int, m *consumer.Message, attempt int, ok bool) {
+func (l *ledger) delivered(i, group int, m *handler.Message, attempt int, ok bool) {
 	id := hashID(m.ID)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -181,7 +181,7 @@ func seqLess(a, b string) bool {
 
 // replayAttempt is the replay a delivered message came from: the counter
 // attribute, or the count kept in the replay metadata; 0 for an original.
-func replayAttempt(m *consumer.Message) int {
+func replayAttempt(m *handler.Message) int {
 	if v, ok := m.MessageAttributes[replay.DefaultCounterAttribute]; ok {
 		n, _ := strconv.Atoi(v.StringValue)
 		return n

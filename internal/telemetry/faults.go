@@ -151,7 +151,7 @@ func (c *spanCtx) Value(key any) any {
 	return c.parent.Value(key)
 }
 
-// Carrier is handler.Carrier, consumer.Carrier and fifo.Carrier: one
+// Carrier is handler.Carrier, handler.Carrier and fifo.Carrier: one
 // unnamed interface type.
 type Carrier = interface {
 	Get(key string) string
