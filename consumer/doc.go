@@ -60,28 +60,16 @@
 // replay moves messages back from it.
 //
 // The long form (delivery, failures, FIFO, receives that adapt to demand,
-// batched deletes, visibility, shutdown, throughput) is docs/consumer.md:
-// https://github.com/sqskit/sqskit/blob/main/docs/consumer.md
+// batched deletes, visibility, shutdown, throughput) is docs/consumer.md.
 //
-// # Throughput and connections
+// # Throughput and shutdown
 //
-// An SQS call takes 5 to 20 ms, so throughput comes from calls in flight:
-// receives grow while they come back full, up to
-// Options.MaxReceiveConcurrency, and deletes go in batches of ten with up
-// to Options.DeleteConcurrency in flight. The defaults allow about 24,000
-// messages a second at 10 ms per call with a no-op handler, at about 0.2
-// calls per message (BENCHMARKS.md). That is up to 48 calls in flight,
-// while the SDK's default HTTP client keeps 10 idle connections per host:
-// for high throughput give the client a transport with
-// MaxIdleConnsPerHost ≥ MaxReceiveConcurrency + DeleteConcurrency.
-//
-// # Shutdown
-//
-// When Run's ctx is done the consumer stops receiving, releases messages
-// not yet started, lets running handlers finish for up to
-// Options.ShutdownTimeout, releases the rest and flushes deletes. Run
-// returns at most ShutdownTimeout + 1 s after its ctx is done, whatever
-// handlers and SQS do: keep that under your platform's grace period.
+// The defaults move about 24,000 messages a second at 10 ms per call with a
+// no-op handler, with up to 48 SQS calls in flight: give the client an HTTP
+// transport with as many idle connections per host (docs/consumer.md). Run
+// returns at most Options.ShutdownTimeout + 1 s after its ctx is done,
+// whatever handlers and SQS do: keep that under your platform's grace
+// period.
 //
 // # Errors
 //

@@ -35,11 +35,57 @@ const (
 	minReceiveBackoff = 10 * time.Millisecond
 )
 
-// Options configure a Consumer. Zero values mean the defaults.
+// Options configure a Consumer. Zero values mean the defaults. The
+// throughput and timing knobs most services never set are in the embedded
+// Tuning (o.MaxInFlight, o.WaitTime, …).
 type Options struct {
 	// Concurrency is how many handlers run at once (with NewBatch, how many
-	// batches). 1 to MaxInFlight. Default 10.
+	// batches): 1 to 120,000. Default 10.
 	Concurrency int
+	// HandlerTimeout bounds one handler call (with NewBatch, one batch):
+	// its ctx is cancelled and its message fails at once with
+	// handler.ErrHandlerTimeout. 1 s to 12 h. Default 15 min.
+	HandlerTimeout time.Duration
+	// VisibilityTimeout is asked for on receive and extended while a
+	// message is held. Whole seconds, 1 s to 12 h. Default: the queue's.
+	VisibilityTimeout time.Duration
+	// OnFailure is what a failed message does. Default RetryWithBackoff.
+	OnFailure FailurePolicy
+	// RedeliveryBackoff gives RetryWithBackoff's delay for attempt
+	// ApproximateReceiveCount − 1 (within 12 h of the receive). Default
+	// EqualJitter, 1 s base, 5 min cap.
+	RedeliveryBackoff backoff.Strategy
+	// ParkingQueue is the operator queue's URL: a message whose handler
+	// returns handler.Escalate or handler.Permanent is moved there (see
+	// Parker). Default none: an escalation fails like any error.
+	ParkingQueue string
+	// RateLimit caps the messages received per second: a finite number,
+	// 0 (the default) for no cap.
+	RateLimit float64
+	// StopOnFirstFailure, on FIFO queues, stops every waiting message at a
+	// failure, not only its group's. Default false.
+	StopOnFirstFailure bool
+	// ShutdownTimeout is how long running handlers may finish once Run's
+	// ctx is done (then they are cancelled). Up to 12 h. Default 30 s.
+	ShutdownTimeout time.Duration
+	// Middleware wraps the handler of New, the first listed outermost
+	// (handler.Chain); BatchMiddleware wraps NewBatch's. Default none.
+	Middleware      []handler.Middleware
+	BatchMiddleware []handler.BatchMiddleware
+	Logger          *slog.Logger // failures and lifecycle events, never bodies; default silent
+	Hooks           Hooks        // called for each message event; default none
+	// TracerProvider, MeterProvider and Propagator turn on spans, metrics
+	// and trace context (docs/telemetry.md). Default off.
+	TracerProvider tracing.TracerProvider
+	MeterProvider  metrics.MeterProvider
+	Propagator     handler.Propagator
+	Tuning
+}
+
+// Tuning holds the Consumer's throughput and timing knobs, embedded in
+// Options. The defaults move about 24,000 messages a second at 10 ms per
+// call with a no-op handler (docs/consumer.md says how each works).
+type Tuning struct {
 	// ReceiveConcurrency is the floor of concurrent receives: this many long
 	// polls run even on an idle queue, each costing one call per WaitTime.
 	// 1 to MaxReceiveConcurrency. Default 1.
@@ -48,9 +94,7 @@ type Options struct {
 	// ReceiveConcurrency toward it while they come back full and there are
 	// free places, and shrink back when they come back empty. With ten
 	// messages per call, n receives in flight move up to n × 10 ÷ latency
-	// messages/s: the default allows about 24,000 messages/s at 10 ms per
-	// call (a real region's round trip). ReceiveConcurrency to 1,000.
-	// Default 24.
+	// messages/s. ReceiveConcurrency to 1,000. Default 24.
 	MaxReceiveConcurrency int
 	// DeleteConcurrency bounds the DeleteMessageBatch and
 	// ChangeMessageVisibilityBatch calls in flight (deletes, releases and
@@ -64,20 +108,12 @@ type Options struct {
 	// DeleteConcurrency): a message is held from its receive until its delete
 	// is acknowledged, at least two round trips, so MaxInFlight ÷ that time
 	// caps throughput; the default gives every handler a message and every
-	// receive and delete call allowed in flight a full batch of ten. (The
-	// old default, 2 × Concurrency, capped Concurrency 32 near 2,500
-	// messages/s at 10 ms per call.) The places are used only as fast as
-	// handlers and the queue allow: receives pause while Concurrency
-	// messages wait for a handler. Lower it for large messages: 512 held
-	// messages of 1 MiB are 512 MiB.
+	// receive and delete call allowed in flight a full batch of ten. Lower
+	// it for large messages: 512 held messages of 1 MiB are 512 MiB.
 	MaxInFlight int
 	// WaitTime is the long-poll wait, whole seconds from 1 s to 20 s.
 	// Default 20 s.
 	WaitTime time.Duration
-	// VisibilityTimeout is asked for on receive and on every extension,
-	// whole seconds from 1 s to 12 h. Default: the queue's own
-	// VisibilityTimeout, read once by Run with GetQueueAttributes.
-	VisibilityTimeout time.Duration
 	// HeartbeatInterval is how often visibility is checked and extended;
 	// messages with less than VisibilityTimeout − HeartbeatInterval left are
 	// extended. 100 ms to below VisibilityTimeout. Default a third of
@@ -87,20 +123,6 @@ type Options struct {
 	// MaxExtension caps how long after a receive a message may be kept
 	// invisible. Up to 12 h (SQS's cap). Default 12 h.
 	MaxExtension time.Duration
-	// HandlerTimeout bounds one handler call (with NewBatch, one batch). At
-	// the timeout the handler's ctx is cancelled with cause handler.ErrHandlerTimeout
-	// and the message fails at once with handler.ErrHandlerTimeout (it is released
-	// per OnFailure and its place freed), whatever the handler returns later.
-	// A handler that ignores its ctx keeps its goroutine, and one of the
-	// Concurrency workers, until it returns. 1 s to 12 h. Default 15 min.
-	HandlerTimeout time.Duration
-	// OnFailure is the failure policy. Default RetryWithBackoff.
-	OnFailure FailurePolicy
-	// RedeliveryBackoff gives RetryWithBackoff's delay for attempt
-	// ApproximateReceiveCount − 1 (clamped to 0 to MaxExtension, and to
-	// 12 h from the message's receive, the most SQS accepts; Stop means at
-	// once). Default EqualJitter, 1 s base, 5 min cap.
-	RedeliveryBackoff backoff.Strategy
 	// ReceiveBackoff spaces receives after errors; waits shorter than 10 ms
 	// are raised to 10 ms, and a strategy that never waits is refused.
 	// Default FullJitter, 100 ms base, 10 s cap.
@@ -110,69 +132,6 @@ type Options struct {
 	// no message is waiting or running (nothing else could join it). Up to
 	// 1 s. Default 10 ms.
 	DeleteLinger time.Duration
-	// ShutdownTimeout is how long running handlers may finish after Run's
-	// ctx is done. Then their ctx is cancelled, their messages are released
-	// (not deleted, whatever the handlers return), and Run returns after at
-	// most one more second, without waiting for a handler that ignores its
-	// ctx or for an SQS call that has not answered (given up: its message
-	// comes back). Up to 12 h. Default 30 s.
-	ShutdownTimeout time.Duration
-	// StopOnFirstFailure, on FIFO queues, handles every message as one
-	// sequence and gives up all waiting messages at a failure. Default
-	// false: only the failed message's group stops.
-	StopOnFirstFailure bool
-	// handler.Middleware wraps the handler.Handler, the first listed outermost (see
-	// handler.Chain), inside the consumer's own layer: a panic or
-	// runtime.Goexit anywhere in the chain fails the message, HandlerTimeout
-	// bounds the whole chain, and its ctx carries the process span and the
-	// producer's trace context. Default none. NewBatch refuses it: use
-	// handler.BatchMiddleware.
-	Middleware []handler.Middleware
-	// handler.BatchMiddleware wraps the handler.BatchHandler of NewBatch, the first listed
-	// outermost. Default none. New refuses it.
-	BatchMiddleware []handler.BatchMiddleware
-	// TracerProvider, when set, records spans: "receive <queue>" (CLIENT)
-	// per ReceiveMessage call, "process <queue>" (CONSUMER) per message from
-	// its receipt until its outcome (the producer's child when a handler.Propagator
-	// extracts its trace context), one more per handler.BatchHandler call, and
-	// "delete <queue>" and "change_visibility <queue>" (CLIENT) per settle
-	// call; SQS calls are made with the span's ctx, so the SDK's own spans
-	// (sqs.Options.TracerProvider) nest under them. Default none: smithy-go's
-	// interface, which OpenTelemetry plugs into with smithy-go's
-	// smithyoteltracing.Adapt.
-	TracerProvider tracing.TracerProvider
-	// MeterProvider, when set, records messages received, handled, failed,
-	// deleted, delete failures, released, extended and lease lost; handler
-	// duration; messages in flight; message age at receive (now −
-	// SentTimestamp, the lag to alert on); and SQS call durations (see the
-	// package doc for names and attributes). Default none: smithy-go's
-	// interface (smithyotelmetrics.Adapt for OpenTelemetry).
-	MeterProvider metrics.MeterProvider
-	// handler.Propagator, when set, extracts each message's trace context (its
-	// AWSTraceHeader, and String attributes such as traceparent) into its
-	// ctx: its handler's, its hooks' and its process span's parent. Default
-	// none.
-	Propagator handler.Propagator
-	// Logger receives failures and lifecycle events, never bodies. Default
-	// silent.
-	Logger *slog.Logger
-	// Hooks are called for each message event. Default none.
-	Hooks Hooks
-	// ParkingQueue is the URL of the queue an Escalate outcome parks its
-	// message on (handler.Escalate, handler.Permanent, a handler.JSON body that does
-	// not decode): the operator queue, the one package replay escalates to.
-	// The message goes there with its reason and provenance in replay's
-	// metadata format, and is deleted only once that send succeeded (see
-	// Parker). It must not be the consumed queue, and the client must also
-	// send (SendMessageBatch). Default none: an escalated message fails like
-	// any other, its reason logged, and SQS's redrive policy moves it after
-	// maxReceiveCount.
-	ParkingQueue string
-	// RateLimit caps the messages received per second (0, the default: no
-	// cap): a receive asks for no more messages than the budget holds, and
-	// every message it asks for counts. Bursts are at most one receive, or a
-	// tenth of a second's worth when that is more. A finite number ≥ 0.
-	RateLimit float64
 }
 
 // configError builds an error matching ErrConfig.

@@ -116,7 +116,7 @@ func TestRunStateKeepsItsInvariants(t *testing.T) {
 // checkLocked finds each kind of broken invariant: it is the oracle of the
 // test above, so it must be able to fail.
 func TestRunStateCheckFindsBrokenInvariants(t *testing.T) {
-	o := Options{MaxInFlight: 10, ReceiveConcurrency: 1, MaxReceiveConcurrency: 4}
+	o := Options{Tuning: Tuning{MaxInFlight: 10, ReceiveConcurrency: 1, MaxReceiveConcurrency: 4}}
 	fresh := func() *run {
 		r := &run{o: &o, intake: intake{recv: receiveState{target: 1}}, ledger: ledger{tracked: map[string]*inflight{}}}
 		r.tracked["a"] = &inflight{id: "a", state: stateRunning}
