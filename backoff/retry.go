@@ -35,12 +35,14 @@ type RetryOptions struct {
 // (Budgeted) is told about success. Timers are stopped on every path.
 //
 // A nil strategy or op, or a strategy that Validate refuses, is reported as
-// a *ConfigError before op is called. Waits run on the time package's
+// a *ConfigError before op is called; a nil option function is skipped. Waits run on the time package's
 // clock, so tests drive them with testing/synctest.
 func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optFns ...func(*RetryOptions)) error {
 	var o RetryOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if isNil(s) {
 		return &ConfigError{Strategy: "Retry", Field: "strategy", Reason: "is nil"}

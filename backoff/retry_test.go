@@ -237,3 +237,13 @@ func TestRetryRefundsBudgetOnSuccess(t *testing.T) {
 		}
 	})
 }
+
+// A nil option function is skipped, as in every sqskit constructor: an
+// option left unset by a condition must not panic.
+func TestRetrySkipsNilOptionFunc(t *testing.T) {
+	calls := 0
+	err := Retry(context.Background(), Constant{D: 0}, func(context.Context) error { calls++; return nil }, nil)
+	if err != nil || calls != 1 {
+		t.Fatalf("expect one successful call, got %d, %v", calls, err)
+	}
+}

@@ -260,7 +260,7 @@ func checkStrategy(name string, s backoff.Strategy, mustWait bool) (err error) {
 		return configError("%s is nil", name)
 	}
 	if err := backoff.Validate(s); err != nil {
-		return configError("%s: %v", name, err)
+		return configError("%s: %w", name, err)
 	}
 	defer func() {
 		if v := recover(); v != nil {

@@ -113,7 +113,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 		so.Logger, so.TracerProvider, so.MeterProvider = o.Logger, o.TracerProvider, o.MeterProvider
 	})
 	if err != nil {
-		return nil, configError("parking queue: %v", err)
+		return nil, configError("parking queue: %w", err)
 	}
 	return &Parker{client: client, queueURL: queueURL, parking: parkingQueueURL, sender: sender, opts: o}, nil
 }
