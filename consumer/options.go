@@ -39,8 +39,8 @@ const (
 // throughput and timing knobs most services never set are in the embedded
 // Tuning (o.MaxInFlight, o.WaitTime, …).
 type Options struct {
-	// Concurrency is how many handlers run at once (with NewBatch, how many
-	// batches): 1 to 120,000. Default 10.
+	// Concurrency is how many handler calls run at once: one message each
+	// with New, one receive's batch with NewBatch. 1 to 120,000. Default 10.
 	Concurrency int
 	// HandlerTimeout bounds one handler call (with NewBatch, one batch):
 	// its ctx is cancelled and its message fails at once with

@@ -23,9 +23,10 @@ const scope = "github.com/sqskit/sqskit/handler"
 
 // LambdaOptions configure a Lambda handler. Zero values mean the defaults.
 type LambdaOptions struct {
-	// Concurrency is how many messages of one invocation run at once (FIFO
-	// groups still one at a time). 0 means 1: in order, as Lambda's own
-	// examples do. Negative is an error.
+	// Concurrency is how many handler calls of one invocation run at once,
+	// one message each (FIFO groups still one at a time; a BatchHandler
+	// gets the whole event in one call). 0 means 1: in order, as Lambda's
+	// own examples do. Negative is an error.
 	Concurrency int
 	// DeadlineMargin: no message starts once the invocation's deadline is
 	// closer than this; those not started are reported failed, so a timeout

@@ -70,8 +70,9 @@ type Options struct {
 	// consumer's heartbeat extends it while a batch is under way). Whole
 	// seconds from 1 s to 12 h. Default 60 s.
 	VisibilityTimeout time.Duration
-	// Concurrency is how many batches (one receive of up to ten messages
-	// each) are handled at once: 1 to 100. Default 16. On a FIFO DLQ, SQS
+	// Concurrency is how many handler calls run at once, as in
+	// consumer.Options: the replayer's handler takes one receive's batch (up
+	// to ten messages) per call. 1 to 100. Default 16. On a FIFO DLQ, SQS
 	// keeps a group in one batch at a time, and within a batch a group's
 	// messages are sent in order.
 	Concurrency int
