@@ -252,9 +252,9 @@ func (l *ledger) replayHooks(f *flow, maxBackoff time.Duration) replay.Hooks {
 	}
 }
 
-// maxDelaySeconds is the longest delay SQS gives a message it is sent
+// maxDelay is the longest delay SQS gives a message it is sent
 // with (DelaySeconds).
-const maxDelaySeconds = 900 * time.Second
+const maxDelay = 900 * time.Second
 
 // whyHeld says why a replay waits in the DLQ rather than on its queue,
 // naming the limit its delay meets: a FIFO queue takes no per-message
@@ -265,7 +265,7 @@ func whyHeld(f *flow, delay, maxBackoff time.Duration) string {
 	switch {
 	case f.fifo:
 		why = "FIFO queues take no per-message delay"
-	case delay > maxDelaySeconds:
+	case delay > maxDelay:
 		why = "longer than the 900 s SQS can delay a message it is sent"
 	}
 	if delay >= maxBackoff {
