@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -18,80 +17,67 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// simLimit bounds a story's simulated time: ten replays of the demo's
-// delays take about 15 h.
-const simLimit = 48 * time.Hour
-
-// errSimLimit is returned when a story has not ended within simLimit.
-var errSimLimit = errors.New("the story did not end within its simulated time limit")
-
-// defaultVisibility is the visibility timeout of the demo's queues (SQS's
-// default), which a receive that names none gets.
-const defaultVisibility = 30 * time.Second
-
 // stage counts the story's calls, and in memory runs the story on
 // sqsfake's ManualClock so that one seed tells one story, byte for byte.
-// The library runs its consumers and replayers on goroutines of their own,
-// so the stage makes their SQS calls take turns:
+// The consumers and replayers run on goroutines of their own, so their
+// receives take turns:
 //
 //   - a receive reaches sqsfake only in its part's turn, as a short poll, so
 //     each part finds the queues as the one before left them;
 //   - turns go round the parts in a fixed order, each once every part has
-//     settled what it received (deleted, released, held) and is waiting to
-//     receive again, and round again until a round brings nothing;
+//     settled what it received and waits to receive again, and round again
+//     until a round brings nothing;
 //   - then the clock moves to the next moment something was set to happen:
-//     a delay or a visibility timeout ends, or a long poll does.
+//     a delay, a visibility timeout or a long poll ends.
 //
-// A long poll the library asked for ends, empty, when the clock reaches its
-// end; the calls the story reports are the library's (one per long poll),
-// not the short polls that stand in for it.
-//
-// Within a turn the library's goroutines still race, so the story runs
-// each consumer with one handler at a time, and a FIFO consumer's last
-// handler of a receive waits for the next receive to begin (see
-// handlerReturns); a replayer takes one message a turn; and a replayer
-// reads SentTimestamp on the machine's clock, as it would beside real SQS
-// (see shiftSentTimestamps).
+// The calls the story counts are the library's: one per long poll, not the
+// short polls standing in for it. Within a turn the library's goroutines
+// still race, so in memory a consumer runs one handler at a time (see
+// handlerReturns) and a replayer takes one message a turn.
 type stage struct {
 	clock *sqsfake.ManualClock // nil on an endpoint: no turns, real time
 	start time.Time
 
 	mu       sync.Mutex
 	cond     *sync.Cond
-	parts    []*part            // those that receive, in the order of their turns
-	turn     *part              // whose receive may reach SQS now; nil: nobody's
-	turns    int                // turns given so far
+	parts    []*part // those that receive, in the order of their turns
+	turn     *part   // whose receive may reach SQS now
+	turns    int
 	moments  []time.Time        // when something is set to happen
 	receipts map[string]receipt // by receipt handle
-	calls    map[string]int     // the story's calls, by operation
+	calls    map[string]int     // by operation
 }
 
-// receipt says when and in which turn a message was received: the story's
+// receipt is when and in which turn a message was received: the story's
 // events sort by it.
 type receipt struct {
-	at    time.Time
-	turn  int
-	index int    // in its receive
-	begun int    // the receives its part had begun by then
-	batch *batch // a FIFO consumer's receive
+	at          time.Time
+	turn, index int    // index: in its receive
+	begun       int    // its part's receives begun by then
+	batch       *batch // a FIFO consumer's receive
+	group       string // its FIFO group
 }
 
-// batch is what a FIFO consumer's receive brought, by group, and what its
-// handler has made of it so far. Guarded by st.mu.
+// batch is what a FIFO consumer's receive brought, by group, and which of
+// its messages the handler has seen. Guarded by st.mu.
 type batch struct {
 	groups map[string][]string // receipt handles, in order
-	group  map[string]string   // by receipt handle
 	ran    map[string]bool     // by receipt handle
 	failed map[string]bool     // by group
 }
 
+// simLimit bounds a story's simulated time: ten replays of the demo's
+// delays take about 15 h.
+const simLimit = 48 * time.Hour
+
+// defaultVisibility is the demo's queues' visibility timeout, SQS's default.
+const defaultVisibility = 30 * time.Second
+
 func newStage(clock *sqsfake.ManualClock) *stage {
-	st := &stage{clock: clock, receipts: map[string]receipt{}, calls: map[string]int{}}
+	st := &stage{clock: clock, start: time.Now(), receipts: map[string]receipt{}, calls: map[string]int{}}
 	st.cond = sync.NewCond(&st.mu)
 	if clock != nil {
 		st.start = clock.Now()
-	} else {
-		st.start = time.Now()
 	}
 	return st
 }
@@ -103,26 +89,22 @@ func (st *stage) now() time.Time {
 	return time.Now()
 }
 
-// part is the SQS client of one part of the story (the producer, a
-// consumer, a replayer): it counts the calls, and in memory a receiver's
-// receives wait for their turn.
+// part is the SQS client of one part of the story: the producer, a
+// consumer or a replayer.
 type part struct {
 	*sqs.Client
-	st *stage
-
-	// Set before the story starts.
-	inFlight func() int64 // a consumer's Stats().InFlight; nil for a replayer
-	replayer bool         // shift SentTimestamp to the machine's clock
-	fifo     bool         // a consumer of a FIFO queue: see handlerReturns
+	st       *stage
+	inFlight func() int64 // a consumer's Stats().InFlight
+	replayer bool
+	fifo     bool // a consumer of a FIFO queue
 
 	// Guarded by st.mu.
-	waiting bool            // in a receive, waiting for its turn
-	got     bool            // its last turn brought messages
-	begun   int             // receives begun
-	holding map[string]bool // receipt handles received and not yet deleted or made invisible again
+	waiting, got bool            // waits for its turn; its last turn brought messages
+	begun        int             // receives begun
+	holding      map[string]bool // receipt handles not yet deleted or made invisible again
 }
 
-// newPart adds a part; receives makes it one whose receives take turns.
+// newPart returns a part; receives makes its receives take turns.
 func (st *stage) newPart(client *sqs.Client, receives bool) *part {
 	p := &part{Client: client, st: st, holding: map[string]bool{}}
 	if receives {
@@ -131,16 +113,16 @@ func (st *stage) newPart(client *sqs.Client, receives bool) *part {
 	return p
 }
 
-func (st *stage) count(op string) {
+// note counts a call of op, and records the moments, d from now, that it
+// sets something to happen.
+func (st *stage) note(op string, ds ...int32) {
 	st.mu.Lock()
+	defer st.mu.Unlock()
 	st.calls[op]++
-	st.mu.Unlock()
-}
-
-// at records a moment when something is set to happen. Callers hold st.mu.
-func (st *stage) at(t time.Time) {
-	if st.clock != nil && t.After(st.clock.Now()) {
-		st.moments = append(st.moments, t)
+	for _, d := range ds {
+		if st.clock != nil && d > 0 {
+			st.moments = append(st.moments, st.clock.Now().Add(time.Duration(d)*time.Second))
+		}
 	}
 }
 
@@ -156,34 +138,31 @@ func (st *stage) receipt(handle string) receipt {
 	return receipt{at: st.now(), turn: st.turns}
 }
 
-// ReceiveMessage is one receive of the library's. In memory it waits for
-// the part's turn, and polls without waiting in each turn until it gets
-// messages or the clock reaches the end of the wait it asked for.
+// ReceiveMessage is one of the library's receives. In memory it polls, in
+// each of its part's turns, until it gets messages or the clock reaches the
+// end of the wait it asked for.
 func (p *part) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
 	st := p.st
-	st.count("ReceiveMessage")
+	st.note("ReceiveMessage", in.WaitTimeSeconds)
 	if st.clock == nil {
 		return p.Client.ReceiveMessage(ctx, in, optFns...)
 	}
-	stop := context.AfterFunc(ctx, st.wake)
-	defer stop()
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	p.begun++
-	end := st.clock.Now().Add(time.Duration(in.WaitTimeSeconds) * time.Second)
-	st.at(end)
+	defer context.AfterFunc(ctx, st.wake)()
 	short := *in
 	short.WaitTimeSeconds = 0
 	if p.replayer {
 		// One message a turn: the library settles a replayer's batch on
-		// several goroutines (an escalation's send to the operator queue
-		// races the other messages' deletes), so a batch of one keeps its
-		// calls the same in every run.
+		// several goroutines (an escalation's send races the others'
+		// deletes), and a batch of one makes the same calls every run.
 		short.MaxNumberOfMessages = 1
 	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	p.begun++
+	end := st.clock.Now().Add(time.Duration(in.WaitTimeSeconds) * time.Second)
 	for {
 		p.waiting = true
-		st.cond.Broadcast() // for settle
+		st.cond.Broadcast()
 		for st.turn != p && ctx.Err() == nil {
 			st.cond.Wait()
 		}
@@ -195,8 +174,7 @@ func (p *part) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, 
 		out, err := p.Client.ReceiveMessage(ctx, &short, optFns...)
 		st.mu.Lock()
 		now := st.clock.Now()
-		p.got = err == nil && len(out.Messages) > 0
-		st.turn = nil
+		p.got, st.turn = err == nil && len(out.Messages) > 0, nil
 		st.cond.Broadcast()
 		if p.got {
 			p.received(out.Messages, now, in.VisibilityTimeout)
@@ -214,107 +192,83 @@ func (p *part) received(msgs []types.Message, now time.Time, visibility int32) {
 	if visibility > 0 {
 		vis = time.Duration(visibility) * time.Second
 	}
-	st.at(now.Add(vis))
+	st.moments = append(st.moments, now.Add(vis))
 	var b *batch
 	if p.fifo {
-		b = &batch{groups: map[string][]string{}, group: map[string]string{}, ran: map[string]bool{}, failed: map[string]bool{}}
+		b = &batch{groups: map[string][]string{}, ran: map[string]bool{}, failed: map[string]bool{}}
 	}
-	for i := range msgs {
-		handle := aws.ToString(msgs[i].ReceiptHandle)
-		st.receipts[handle] = receipt{at: now, turn: st.turns, index: i, begun: p.begun, batch: b}
-		p.holding[handle] = true
-		if b != nil {
-			g := msgs[i].Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
-			b.groups[g] = append(b.groups[g], handle)
-			b.group[handle] = g
-		}
-	}
-	if p.replayer {
-		shiftSentTimestamps(msgs, now)
-	}
-}
-
-// shiftSentTimestamps moves the SentTimestamp of messages received at now,
-// on the queues' clock, to the machine's. A replayer reads it with the
-// machine's clock to tell when a message held in the DLQ is due, as it
-// would beside real SQS, whose clock is the world's.
-func shiftSentTimestamps(msgs []types.Message, now time.Time) {
 	skew := time.Since(now).Milliseconds()
 	for i := range msgs {
-		if ms, err := strconv.ParseInt(msgs[i].Attributes[string(types.MessageSystemAttributeNameSentTimestamp)], 10, 64); err == nil {
-			msgs[i].Attributes[string(types.MessageSystemAttributeNameSentTimestamp)] = strconv.FormatInt(ms+skew, 10)
+		m := &msgs[i]
+		handle := aws.ToString(m.ReceiptHandle)
+		r := receipt{at: now, turn: st.turns, index: i, begun: p.begun, batch: b}
+		if b != nil {
+			r.group = m.Attributes[string(types.MessageSystemAttributeNameMessageGroupId)]
+			b.groups[r.group] = append(b.groups[r.group], handle)
+		}
+		st.receipts[handle], p.holding[handle] = r, true
+		if ms, err := strconv.ParseInt(m.Attributes[sentTimestamp], 10, 64); p.replayer && err == nil {
+			// A replayer reads SentTimestamp with the machine's clock to tell
+			// when a message held in the DLQ is due, as it would beside real
+			// SQS, whose clock is the world's: move it onto that clock.
+			m.Attributes[sentTimestamp] = strconv.FormatInt(ms+skew, 10)
 		}
 	}
 }
 
-// settled lets go of the receipt handles whose settlement SQS took.
-func (p *part) settled(handles map[string]string, ok []string) {
+const sentTimestamp = string(types.MessageSystemAttributeNameSentTimestamp)
+
+// settled lets go of the receipt handles of a batch call's entries, but
+// those that failed.
+func (p *part) settled(handles map[string]string, failed []types.BatchResultErrorEntry) {
 	p.st.mu.Lock()
 	defer p.st.mu.Unlock()
-	for _, id := range ok {
-		delete(p.holding, handles[id])
+	for _, f := range failed {
+		delete(handles, aws.ToString(f.Id))
+	}
+	for _, h := range handles {
+		delete(p.holding, h)
 	}
 }
 
 func (p *part) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
-	p.st.count("DeleteMessageBatch")
+	p.st.note("DeleteMessageBatch")
 	out, err := p.Client.DeleteMessageBatch(ctx, in, optFns...)
 	if err == nil {
 		handles := map[string]string{}
 		for _, e := range in.Entries {
 			handles[aws.ToString(e.Id)] = aws.ToString(e.ReceiptHandle)
 		}
-		ok := make([]string, len(out.Successful))
-		for i, s := range out.Successful {
-			ok[i] = aws.ToString(s.Id)
-		}
-		p.settled(handles, ok)
+		p.settled(handles, out.Failed)
 	}
 	return out, err
 }
 
 func (p *part) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
-	p.st.count("ChangeMessageVisibilityBatch")
-	p.st.mu.Lock()
+	handles, after := map[string]string{}, []int32{}
 	for _, e := range in.Entries {
-		p.st.at(p.st.now().Add(time.Duration(e.VisibilityTimeout) * time.Second))
+		handles[aws.ToString(e.Id)] = aws.ToString(e.ReceiptHandle)
+		after = append(after, e.VisibilityTimeout)
 	}
-	p.st.mu.Unlock()
+	p.st.note("ChangeMessageVisibilityBatch", after...)
 	out, err := p.Client.ChangeMessageVisibilityBatch(ctx, in, optFns...)
 	if err == nil {
-		handles := map[string]string{}
-		for _, e := range in.Entries {
-			handles[aws.ToString(e.Id)] = aws.ToString(e.ReceiptHandle)
-		}
-		ok := make([]string, len(out.Successful))
-		for i, s := range out.Successful {
-			ok[i] = aws.ToString(s.Id)
-		}
-		p.settled(handles, ok)
+		p.settled(handles, out.Failed)
 	}
 	return out, err
 }
 
 func (p *part) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	p.st.count("SendMessageBatch")
-	p.st.mu.Lock()
+	var after []int32
 	for _, e := range in.Entries {
-		p.st.at(p.st.now().Add(time.Duration(e.DelaySeconds) * time.Second))
+		after = append(after, e.DelaySeconds)
 	}
-	p.st.mu.Unlock()
+	p.st.note("SendMessageBatch", after...)
 	return p.Client.SendMessageBatch(ctx, in, optFns...)
 }
 
-func (p *part) SendMessage(ctx context.Context, in *sqs.SendMessageInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageOutput, error) {
-	p.st.count("SendMessage")
-	p.st.mu.Lock()
-	p.st.at(p.st.now().Add(time.Duration(in.DelaySeconds) * time.Second))
-	p.st.mu.Unlock()
-	return p.Client.SendMessage(ctx, in, optFns...)
-}
-
 func (p *part) GetQueueAttributes(ctx context.Context, in *sqs.GetQueueAttributesInput, optFns ...func(*sqs.Options)) (*sqs.GetQueueAttributesOutput, error) {
-	p.st.count("GetQueueAttributes")
+	p.st.note("GetQueueAttributes")
 	return p.Client.GetQueueAttributes(ctx, in, optFns...)
 }
 
@@ -324,17 +278,13 @@ func (st *stage) wake() {
 	st.mu.Unlock()
 }
 
-// run gives turns until done reports that the story has ended, moving the
-// clock whenever a round brings nothing.
+// run gives turns until done reports the story's end, moving the clock
+// whenever a round brings nothing.
 func (st *stage) run(ctx context.Context, done func(context.Context) (bool, error)) error {
-	stop := context.AfterFunc(ctx, st.wake)
-	defer stop()
+	defer context.AfterFunc(ctx, st.wake)()
 	for {
 		progressed := false
 		for _, p := range st.parts {
-			if err := st.settle(ctx); err != nil {
-				return err
-			}
 			got, err := st.give(ctx, p)
 			if err != nil {
 				return err
@@ -350,12 +300,13 @@ func (st *stage) run(ctx context.Context, done func(context.Context) (bool, erro
 		if ok, err := done(ctx); ok || err != nil {
 			return err
 		}
-		next, ok := st.next()
-		switch {
-		case !ok:
-			return errors.New("nothing is left to happen, yet the story has not ended")
-		case next.Sub(st.start) > simLimit:
-			return fmt.Errorf("%w (%v)", errSimLimit, simLimit)
+		st.mu.Lock()
+		now := st.clock.Now()
+		st.moments = slices.DeleteFunc(st.moments, func(t time.Time) bool { return !t.After(now) })
+		next := slices.MinFunc(append(st.moments, now.Add(simLimit)), time.Time.Compare)
+		st.mu.Unlock()
+		if next.Sub(st.start) > simLimit {
+			return fmt.Errorf("the story did not end within %v of simulated time", simLimit)
 		}
 		st.clock.Set(next)
 	}
@@ -369,8 +320,8 @@ func (st *stage) settle(ctx context.Context) error {
 		for !st.allWaiting() && ctx.Err() == nil {
 			st.cond.Wait()
 		}
-		ok := true
 		var inFlight []func() int64
+		ok := true
 		for _, p := range st.parts {
 			ok = ok && len(p.holding) == 0
 			if p.inFlight != nil {
@@ -378,14 +329,14 @@ func (st *stage) settle(ctx context.Context) error {
 			}
 		}
 		st.mu.Unlock()
-		for _, n := range inFlight { // outside st.mu: the consumer's own locks
+		for _, n := range inFlight { // outside st.mu: the consumer takes its own locks
 			ok = ok && n() == 0
 		}
-		if ok {
-			return nil
-		}
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			return context.Cause(ctx)
+		case ok:
+			return nil
 		}
 		time.Sleep(20 * time.Microsecond)
 	}
@@ -402,9 +353,12 @@ func (st *stage) allWaiting() bool {
 	return true
 }
 
-// give gives p its turn and returns once it is over, with whether it
-// brought messages.
+// give settles the story, gives p its turn, and returns once the turn is
+// over, with whether it brought messages.
 func (st *stage) give(ctx context.Context, p *part) (bool, error) {
+	if err := st.settle(ctx); err != nil {
+		return false, err
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.turn = p
@@ -420,65 +374,41 @@ func (st *stage) give(ctx context.Context, p *part) (bool, error) {
 	return p.got, nil
 }
 
-// next returns the next moment something is set to happen.
-func (st *stage) next() (time.Time, bool) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	now := st.clock.Now()
-	st.moments = slices.DeleteFunc(st.moments, func(t time.Time) bool { return !t.After(now) })
-	if len(st.moments) == 0 {
-		return time.Time{}, false
-	}
-	return slices.MinFunc(st.moments, func(a, b time.Time) int { return a.Compare(b) }), true
-}
-
-// handlerReturns is called, in memory, as a FIFO consumer's handler
-// returns (ok: with nil). The consumer runs one handler at a time (its
-// Concurrency is 1), so it settles each message, batching its delete or
-// release with the others', before it starts the next; and it receives
-// again once no message of the last receive waits for the handler. That
-// receive asks for as many messages as its FIFO guard allows, which depends
-// on the failures so far: the handler then running is the one the guard
-// may or may not have heard of. So that handler, the last of its receive
-// to start while the others of other groups have run, waits until the next
-// receive has begun. (Its group's later messages, if any, start after it
-// and come after that receive in every run too.)
+// handlerReturns is called, in memory, as a consumer's handler returns
+// (ok: with nil). The consumer runs one handler at a time (Concurrency 1),
+// so it settles each message, its delete or release batched as in every
+// run, before it starts the next; and it receives again once no message of
+// the last receive waits for the handler. How many messages a FIFO
+// consumer's receive asks for depends on the failures it has heard of (its
+// FIFO guard): of the handler running then, by chance. So that handler, the
+// last of its receive to start but for its own group's later messages,
+// waits until the next receive has begun.
 func (st *stage) handlerReturns(ctx context.Context, p *part, handle string, ok bool, log *slog.Logger) {
 	if st.clock == nil || !p.fifo {
 		return
 	}
 	st.mu.Lock()
 	r := st.receipts[handle]
-	b := r.batch
-	last := b != nil
-	if b != nil {
+	last := r.batch != nil
+	if b := r.batch; b != nil {
 		b.ran[handle] = true
-		mine := b.group[handle]
-		if !ok {
-			b.failed[mine] = true
-		}
+		b.failed[r.group] = b.failed[r.group] || !ok
 		for g, handles := range b.groups {
-			if g == mine || b.failed[g] {
-				continue
-			}
 			for _, h := range handles {
-				last = last && b.ran[h]
+				last = last && (g == r.group || b.failed[g] || b.ran[h])
 			}
 		}
 	}
 	st.mu.Unlock()
-	if !last {
-		return
-	}
-	for waited := time.Duration(0); ; waited += 20 * time.Microsecond {
+	for waited := time.Duration(0); last && ctx.Err() == nil; waited += 20 * time.Microsecond {
 		st.mu.Lock()
 		next := p.begun > r.begun
 		st.mu.Unlock()
-		if next || ctx.Err() != nil {
+		switch {
+		case next:
 			return
-		}
-		if waited > time.Second {
-			log.Error("demo: a handler waited a second for its consumer's next receive, which the story expects; this run may not repeat")
+		case waited > time.Second:
+			log.Error("demo: a handler waited a second for its consumer's next receive; this run may not repeat")
 			return
 		}
 		time.Sleep(20 * time.Microsecond)
