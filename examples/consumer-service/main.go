@@ -138,7 +138,7 @@ func (s service) run(ctx context.Context, args []string) (err error) {
 	defer closeIdle()
 
 	var total atomic.Int64
-	handle := consumer.JSON(func(ctx context.Context, o order, m *consumer.Message) error {
+	handle := handler.JSON(func(ctx context.Context, o order, m *handler.Message) error {
 		total.Add(int64(o.Amount))
 		return nil
 	})
@@ -152,7 +152,7 @@ func (s service) run(ctx context.Context, args []string) (err error) {
 		// third of the hard bound. handler.Logging(logger) would add a
 		// Debug line per message. TracerProvider, MeterProvider and
 		// Propagator plug OpenTelemetry in: see examples/otel.
-		o.Middleware = []consumer.Middleware{handler.Timeout(cfg.handlerTimeout / 3)}
+		o.Middleware = []handler.Middleware{handler.Timeout(cfg.handlerTimeout / 3)}
 	}
 	if cfg.queue != "" {
 		c, err := consumer.New(client, cfg.queue, handle, options)
@@ -203,7 +203,7 @@ func newClient(ctx context.Context, endpoint string) (*sqs.Client, func(), error
 // sample makes the jobs queue and its dead-letter queue, sends the orders,
 // and consumes them until every good one is handled and the bad one is in
 // the dead-letter queue; then it deletes the queues.
-func (s service) sample(ctx context.Context, client *sqs.Client, endpoint string, total *atomic.Int64, handle consumer.Handler, options func(*consumer.Options)) (err error) {
+func (s service) sample(ctx context.Context, client *sqs.Client, endpoint string, total *atomic.Int64, handle handler.Handler, options func(*consumer.Options)) (err error) {
 	start := time.Now()
 	say := func(format string, args ...any) {
 		fmt.Fprintf(s.stdout, "%6s  %s\n", time.Since(start).Round(100*time.Millisecond), fmt.Sprintf(format, args...))
@@ -232,10 +232,10 @@ func (s service) sample(ctx context.Context, client *sqs.Client, endpoint string
 	handled := make(chan struct{}) // closed once every good order is deleted
 	c, err := consumer.New(client, jobs, handle, options, func(o *consumer.Options) {
 		// Hooks are told after the event, on a goroutine of the consumer's.
-		o.Hooks.Released = func(_ context.Context, m *consumer.Message, visibleIn time.Duration) {
+		o.Hooks.Released = func(_ context.Context, m *handler.Message, visibleIn time.Duration) {
 			say("order %d failed (receive %d); back on the queue in %v", numbers[m.ID], m.ReceiveCount(), visibleIn.Round(100*time.Millisecond))
 		}
-		o.Hooks.Deleted = func(context.Context, *consumer.Message) {
+		o.Hooks.Deleted = func(context.Context, *handler.Message) {
 			if deleted.Add(1) == orders-1 {
 				close(handled)
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -130,12 +131,12 @@ func (l *ledger) handled(o *order) {
 // consumerHooks reports a consumer's events on flow f.
 func (l *ledger) consumerHooks(f *flow) consumer.Hooks {
 	return consumer.Hooks{
-		Failed: func(_ context.Context, m *consumer.Message, err error) {
+		Failed: func(_ context.Context, m *handler.Message, err error) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			l.failed[m.ReceiptHandle] = err
 		},
-		Released: func(_ context.Context, m *consumer.Message, in time.Duration) {
+		Released: func(_ context.Context, m *handler.Message, in time.Duration) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			o := l.find(m.Body)
@@ -150,7 +151,7 @@ func (l *ledger) consumerHooks(f *flow) consumer.Hooks {
 				back = "back in " + short(in)
 			}
 			switch {
-			case errors.Is(err, consumer.ErrHeldBack), errors.Is(err, consumer.ErrNotStarted):
+			case errors.Is(err, handler.ErrHeldBack), errors.Is(err, handler.ErrNotStarted):
 				l.addGrouped(f.name, m.ReceiptHandle, o, "not started behind a failed order of their FIFO group, released: "+back)
 			case err != nil:
 				l.inPlace = append(l.inPlace, in)
@@ -159,7 +160,7 @@ func (l *ledger) consumerHooks(f *flow) consumer.Hooks {
 				l.add(f.name, m.ReceiptHandle, o, "%s released; %s", o.ID, back)
 			}
 		},
-		Deleted: func(_ context.Context, m *consumer.Message) {
+		Deleted: func(_ context.Context, m *handler.Message) {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			o := l.find(m.Body)

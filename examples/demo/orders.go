@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
 )
 
 // behaviour is what the handler does with an order: the flaky part of the
@@ -128,8 +128,8 @@ func makeOrders(n int, seed uint64, flows []*flow) []*order {
 // handler is flow f's consumer's handler: it looks the order up and fails
 // or succeeds as its behaviour says, as a service whose dependencies
 // misbehave would.
-func (s *story) handler(f *flow) consumer.Handler {
-	return consumer.JSON(func(ctx context.Context, e event, m *consumer.Message) (err error) {
+func (s *story) handler(f *flow) handler.Handler {
+	return handler.JSON(func(ctx context.Context, e event, m *handler.Message) (err error) {
 		o := s.orders[e.Order]
 		if o == nil {
 			return fmt.Errorf("no such order %q", e.Order)

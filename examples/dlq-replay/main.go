@@ -34,6 +34,7 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/examples/internal/backend"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -139,7 +140,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	// event happened.
 	var events, told atomic.Int64
 	handled := 0
-	cons, err := consumer.New(c.api, main, func(_ context.Context, m *consumer.Message) error {
+	cons, err := consumer.New(c.api, main, func(_ context.Context, m *handler.Message) error {
 		mu.Lock()
 		handled++
 		mu.Unlock()
@@ -148,7 +149,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	}, func(o *consumer.Options) {
 		o.OnFailure = consumer.LeaveToTimeout // back when its visibility timeout ends, as with a plain SQS consumer
 		o.Logger = logger
-		o.Hooks.Failed = func(_ context.Context, m *consumer.Message, err error) {
+		o.Hooks.Failed = func(_ context.Context, m *handler.Message, err error) {
 			say("handler failed (receive %d): %v", m.ReceiveCount(), err)
 			told.Add(1)
 		}
