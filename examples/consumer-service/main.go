@@ -1,44 +1,59 @@
-// Command consumer-service is a queue worker built on sqskit's consumer: a
-// JSON handler for order messages, a failure retried with growing delays
-// until SQS moves it to the dead-letter queue, and a clean shutdown on
-// SIGINT or SIGTERM (it stops receiving, lets running handlers finish, and
-// flushes deletes).
+// Command consumer-service is a queue worker built on sqskit's consumer, to
+// copy into a service of your own: a JSON handler for order messages,
+// failures retried with growing delays until SQS moves a message to the
+// dead-letter queue, and a clean shutdown on SIGINT or SIGTERM (it stops
+// receiving, lets running handlers finish, and flushes deletes). Failures
+// are logged on standard error, never with the message body.
 //
-// It makes queues of its own (jobs, and jobs-dlq after 3 receives), sends
-// 20 orders, one of which is not JSON, and runs until every order is
-// handled and the bad one is in the dead-letter queue, or until a signal;
-// then it deletes the queues. In memory (the default) it runs on simulated
-// time: the queues' clock jumps ahead whenever the consumer waits, so the
-// retries' delays pass at once. With SQSKIT_ENDPOINT (an emulator) or
-// SQSKIT_AWS=1 (real AWS) it runs in real time, on queues named
-// sqskit-example-*, retrying after a second. Failures are logged on
-// standard error.
+//	go run ./examples/consumer-service                                   # a sample run, in memory
+//	go run ./examples/consumer-service -endpoint http://127.0.0.1:9324   # the sample run against an emulator
+//	go run ./examples/consumer-service -endpoint aws -queue https://sqs.eu-west-1.amazonaws.com/123456789012/jobs
+//
+// With -queue it consumes that queue until a signal, as a service does.
+// Without, it runs a sample: it makes queues of its own (jobs, and jobs-dlq
+// after 3 receives), sends 20 orders, one of which is not JSON, and runs
+// until every order is handled and the bad one is in the dead-letter queue,
+// or until a signal; then it deletes the queues. It runs on the real clock
+// either way: in memory (no -endpoint) on sqsfake, where the sample takes
+// about 7 s, the retries' delays; against an endpoint on queues named
+// sqskit-example-*.
+//
+// Flags:
+//
+//	-endpoint URL        an SQS endpoint URL (an emulator), or aws for AWS itself, with
+//	                     the usual AWS_REGION and credentials; default in memory
+//	                     ($SQSKIT_ENDPOINT, or aws when $SQSKIT_AWS is set)
+//	-queue URL           the queue to consume; default: the sample run
+//	-concurrency N       handlers at once (default 4)
+//	-handler-timeout D   the longest a handler may run before its message fails (default 30s)
+//	-retry-cap D         the longest a failed message waits before it comes back (default 5m)
+//	-log LEVEL           debug, info, warn or error (default warn)
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
-	"github.com/sqskit/sqskit/examples/internal/backend"
-	"github.com/sqskit/sqskit/examples/internal/sim"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -46,12 +61,58 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Stdout, os.Stderr); err != nil {
-		log.Fatal(err)
+	if err := (service{stdout: os.Stdout, stderr: os.Stderr}).run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "consumer-service:", err)
+		}
+		os.Exit(1)
 	}
 }
 
-// The story: orders 0 to 19, each worth 10 × its number, and order 13 is
+// service is one run of the worker.
+type service struct {
+	stdout, stderr io.Writer
+	// rand is the source of the retries' jitter; nil means math/rand/v2's.
+	// Tests fix it, so that the sample's delays repeat.
+	rand backoff.Random
+}
+
+// settings are what the flags say.
+type settings struct {
+	endpoint, queue string
+	concurrency     int
+	handlerTimeout  time.Duration
+	retryCap        time.Duration
+	level           slog.Level
+}
+
+func parse(args []string, stderr io.Writer) (settings, error) {
+	var s settings
+	endpoint := os.Getenv("SQSKIT_ENDPOINT")
+	if endpoint == "" && os.Getenv("SQSKIT_AWS") != "" {
+		endpoint = "aws"
+	}
+	fs := flag.NewFlagSet("consumer-service", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&s.endpoint, "endpoint", endpoint, "an SQS endpoint URL, or aws; default in memory ($SQSKIT_ENDPOINT, or aws if $SQSKIT_AWS is set)")
+	fs.StringVar(&s.queue, "queue", "", "the queue URL to consume; default: a sample run on queues of its own")
+	fs.IntVar(&s.concurrency, "concurrency", 4, "handlers at once")
+	fs.DurationVar(&s.handlerTimeout, "handler-timeout", 30*time.Second, "the longest a handler may run before its message fails")
+	fs.DurationVar(&s.retryCap, "retry-cap", 5*time.Minute, "the longest a failed message waits before it comes back")
+	fs.TextVar(&s.level, "log", slog.LevelWarn, "log level on stderr: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return s, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return s, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case s.queue != "" && s.endpoint == "":
+		return s, errors.New("-queue needs -endpoint: in memory there is only the sample's queue")
+	}
+	return s, nil
+}
+
+// The sample: orders 0 to 19, each worth 10 × its number, and order 13 is
 // not JSON, so it fails on every receive.
 const (
 	orders      = 20
@@ -64,154 +125,189 @@ type order struct {
 	Amount int `json:"amount"`
 }
 
-// worker is the service: its SQS client, and the queues' clock in memory.
-type worker struct {
-	api       *sqs.Client
-	clock     *sim.Clock // nil: real time
-	probe     *sim.Probe
-	closeIdle func()
-	out       io.Writer
-	start     time.Time
-	mu        sync.Mutex // serialises out
-
-	// received counts the messages that receives from the jobs queue
-	// returned, as the SDK hands them over; settled counts those the
-	// consumer deleted or released, once their hook has run. Until they
-	// match, a message is on its way through the consumer and the
-	// simulated clock must not move.
-	jobs              string
-	received, settled atomic.Int64
-}
-
-func open(ctx context.Context, endpoint string, out io.Writer) (*worker, error) {
-	w := &worker{out: out, closeIdle: func() {}}
-	if endpoint == "" {
-		w.clock = sim.NewClock(time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC))
-		w.probe = sim.NewProbe(w.clock)
-		w.api = sqsfake.New(func(o *sqsfake.Options) { o.Clock = w.clock }).Client(w.probe.Instrument, w.countReceived)
-		fmt.Fprintln(out, "backend: in memory, on simulated time")
-	} else {
-		var err error
-		if w.api, w.closeIdle, err = backend.Client(ctx, endpoint); err != nil {
-			return nil, err
-		}
-		fmt.Fprintln(out, "backend:", endpoint+", in real time")
-	}
-	w.start = w.now()
-	return w, nil
-}
-
-func (w *worker) now() time.Time {
-	if w.clock != nil {
-		return w.clock.Now()
-	}
-	return time.Now()
-}
-
-// say prints a line of the timeline, stamped with the queues' time since
-// the start.
-func (w *worker) say(format string, args ...any) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	fmt.Fprintf(w.out, "%6s  %s\n", w.now().Sub(w.start).Round(100*time.Millisecond), fmt.Sprintf(format, args...))
-}
-
-func run(ctx context.Context, out, errOut io.Writer) (err error) {
-	endpoint := backend.Endpoint()
-	w, err := open(ctx, endpoint, out)
+func (s service) run(ctx context.Context, args []string) (err error) {
+	cfg, err := parse(args, s.stderr)
 	if err != nil {
 		return err
 	}
-	defer w.closeIdle()
-	queues := backend.NewQueues(w.api, endpoint, "sqskit-example")
-	defer func() { err = errors.Join(err, queues.DeleteAll(ctx)) }()
-	jobs, dlq, err := createQueues(ctx, queues)
+	logger := slog.New(slog.NewTextHandler(s.stderr, &slog.HandlerOptions{Level: cfg.level}))
+	client, closeIdle, err := newClient(ctx, cfg.endpoint)
 	if err != nil {
 		return err
 	}
-	w.jobs = jobs
-	numbers, err := w.send(ctx, jobs)
-	if err != nil {
-		return err
-	}
+	defer closeIdle()
 
 	var total atomic.Int64
 	handle := handler.JSON(func(ctx context.Context, o order, m *handler.Message) error {
 		total.Add(int64(o.Amount))
 		return nil
 	})
-	redelivery := backoff.Strategy(backoff.Constant{D: time.Second})
-	if w.clock != nil {
-		// The default (EqualJitter from 1 s), seeded so the timeline repeats.
-		redelivery = backoff.EqualJitter{Base: time.Second, Cap: 5 * time.Minute, Rand: backoff.NewRandom(1)}
+	options := func(o *consumer.Options) {
+		o.Concurrency = cfg.concurrency
+		o.HandlerTimeout = cfg.handlerTimeout // the hard bound: a hung handler fails its message
+		// The default's strategy (equal jitter from 1 s), with the cap asked for.
+		o.RedeliveryBackoff = backoff.EqualJitter{Base: time.Second, Cap: cfg.retryCap, Rand: s.rand}
+		o.Logger = logger // failures, with the error; never bodies
+		// Middleware, outermost first: a deadline on the handler's ctx, a
+		// third of the hard bound. handler.Logging(logger) would add a
+		// Debug line per message. TracerProvider, MeterProvider and
+		// Propagator plug OpenTelemetry in: see examples/otel.
+		o.Middleware = []handler.Middleware{handler.Timeout(cfg.handlerTimeout / 3)}
 	}
-	logger := slog.New(slog.NewTextHandler(errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if cfg.queue != "" {
+		c, err := consumer.New(client, cfg.queue, handle, options)
+		if err != nil {
+			return err
+		}
+		logger.Info("consuming", "queue", cfg.queue)
+		err = c.Run(ctx) // until SIGINT or SIGTERM
+		st := c.Stats()
+		fmt.Fprintf(s.stdout, "stopped: %d messages handled, %d failures\n", st.Deleted, st.Failed)
+		if errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return err
+	}
+	return s.sample(ctx, client, cfg.endpoint, &total, handle, options)
+}
+
+// newClient returns an SQS client: sqsfake's in memory, or the SDK's for
+// endpoint ("aws" for AWS itself), and a function that closes the client's
+// idle connections when the program is done with it.
+func newClient(ctx context.Context, endpoint string) (*sqs.Client, func(), error) {
+	if endpoint == "" {
+		return sqsfake.New().Client(), func() {}, nil
+	}
+	var loads []func(*config.LoadOptions) error
+	if endpoint != "aws" && os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+		// An emulator takes any credentials.
+		loads = append(loads, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("test", "test", "")))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, loads...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	transport := awshttp.NewBuildableClient().GetTransport() // the SDK's defaults
+	client := sqs.NewFromConfig(cfg, func(o *sqs.Options) {
+		o.HTTPClient = &http.Client{Transport: transport}
+		if endpoint != "aws" {
+			o.BaseEndpoint = aws.String(endpoint)
+		}
+	})
+	return client, transport.CloseIdleConnections, nil
+}
+
+// sample makes the jobs queue and its dead-letter queue, sends the orders,
+// and consumes them until every good one is handled and the bad one is in
+// the dead-letter queue; then it deletes the queues.
+func (s service) sample(ctx context.Context, client *sqs.Client, endpoint string, total *atomic.Int64, handle handler.Handler, options func(*consumer.Options)) (err error) {
+	start := time.Now()
+	say := func(format string, args ...any) {
+		fmt.Fprintf(s.stdout, "%6s  %s\n", time.Since(start).Round(100*time.Millisecond), fmt.Sprintf(format, args...))
+	}
+	where := "in memory (sqsfake), in real time"
+	if endpoint != "" {
+		where = endpoint + ", in real time"
+	}
+	fmt.Fprintln(s.stdout, "backend:", where)
+	prefix := ""
+	if endpoint != "" {
+		prefix = "sqskit-example-" + strconv.FormatInt(time.Now().UnixMilli(), 36) + "-" // a run's own queues
+	}
+	jobs, dlq, err := createQueues(ctx, client, prefix)
+	defer func() { err = errors.Join(err, deleteQueues(ctx, client, jobs, dlq)) }()
+	if err != nil {
+		return err
+	}
+	numbers, err := send(ctx, client, jobs)
+	if err != nil {
+		return err
+	}
+	say("sent %d orders to jobs (dead-letter queue after %d receives); order %d is not JSON", orders, maxReceives, badOrder)
+
 	var deleted atomic.Int64
 	handled := make(chan struct{}) // closed once every good order is deleted
-	c, err := consumer.New(w.api, jobs, handle, func(o *consumer.Options) {
-		o.Concurrency = 4
-		o.HandlerTimeout = 30 * time.Second // the hard bound: a hung handler fails its message after 30 s
-		o.RedeliveryBackoff = redelivery
-		o.Logger = logger // failures, with the error; never bodies
-		// Middleware, outermost first: a 10 s deadline on the handler's
-		// ctx, inside the hard bound. handler.Logging(logger) would add a
-		// Debug line per message handled. TracerProvider, MeterProvider and
-		// Propagator plug OpenTelemetry in: see examples/otel.
-		o.Middleware = []handler.Middleware{handler.Timeout(10 * time.Second)}
+	c, err := consumer.New(client, jobs, handle, options, func(o *consumer.Options) {
+		// Hooks are told after the event, on a goroutine of the consumer's.
 		o.Hooks.Released = func(_ context.Context, m *handler.Message, visibleIn time.Duration) {
-			w.say("order %d failed (receive %d); back on the queue in %v", numbers[m.ID], m.ReceiveCount(), visibleIn.Round(100*time.Millisecond))
-			w.settled.Add(1)
+			say("order %d failed (receive %d); back on the queue in %v", numbers[m.ID], m.ReceiveCount(), visibleIn.Round(100*time.Millisecond))
 		}
 		o.Hooks.Deleted = func(context.Context, *handler.Message) {
 			if deleted.Add(1) == orders-1 {
 				close(handled)
 			}
-			w.settled.Add(1)
 		}
 	})
 	if err != nil {
 		return err
 	}
-
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopped := make(chan error, 1)
 	go func() { stopped <- c.Run(runCtx) }()
-	dead, err := w.waitForDLQ(ctx, c, dlq, handled)
-	cancel() // a real service cancels on SIGTERM: Run shuts down cleanly
+	dead, err := waitForDLQ(ctx, client, dlq, handled)
+	cancel() // as SIGTERM does: Run shuts down cleanly
 	if runErr := <-stopped; runErr != nil && !errors.Is(runErr, context.Canceled) {
 		return errors.Join(err, runErr)
 	}
-	s := c.Stats()
+	st := c.Stats()
 	if err != nil {
-		if ctx.Err() != nil { // a signal: the shutdown is the story's end
-			fmt.Fprintf(out, "stopped by a signal: %d orders handled, %d failures\n", s.Deleted, s.Failed)
+		if ctx.Err() != nil { // a signal: the shutdown is the sample's end
+			fmt.Fprintf(s.stdout, "stopped by a signal: %d orders handled, %d failures\n", st.Deleted, st.Failed)
 			return nil
 		}
 		return err
 	}
-	w.say("SQS moved order %d to the dead-letter queue", numbers[aws.ToString(dead.MessageId)])
-	fmt.Fprintf(out, "handled %d orders worth %d; %d failures; in the dead-letter queue: %s\n",
-		s.Deleted, total.Load(), s.Failed, aws.ToString(dead.Body))
+	say("SQS moved order %d to the dead-letter queue", numbers[aws.ToString(dead.MessageId)])
+	fmt.Fprintf(s.stdout, "handled %d orders worth %d; %d failures; in the dead-letter queue: %s\n",
+		st.Deleted, total.Load(), st.Failed, aws.ToString(dead.Body))
 	return nil
 }
 
 // createQueues makes the jobs queue and its dead-letter queue.
-func createQueues(ctx context.Context, queues *backend.Queues) (jobs, dlq string, err error) {
-	if dlq, err = queues.Create(ctx, "jobs-dlq", nil); err != nil {
-		return "", "", err
-	}
-	arn, err := queues.ARN(ctx, dlq)
+func createQueues(ctx context.Context, client *sqs.Client, prefix string) (jobs, dlq string, err error) {
+	out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "jobs-dlq")})
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("create the dead-letter queue: %w", err)
 	}
-	jobs, err = queues.Create(ctx, "jobs", map[string]string{"RedrivePolicy": backend.RedrivePolicy(arn, maxReceives)})
-	return jobs, dlq, err
+	dlq = aws.ToString(out.QueueUrl)
+	attrs, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	if err != nil {
+		return "", dlq, fmt.Errorf("read the dead-letter queue's ARN: %w", err)
+	}
+	redrive := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"%d"}`, attrs.Attributes[string(types.QueueAttributeNameQueueArn)], maxReceives)
+	out, err = client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(prefix + "jobs"),
+		Attributes: map[string]string{string(types.QueueAttributeNameRedrivePolicy): redrive}})
+	if err != nil {
+		return "", dlq, fmt.Errorf("create the jobs queue: %w", err)
+	}
+	return aws.ToString(out.QueueUrl), dlq, nil
+}
+
+// deleteQueues deletes the sample's queues, even after ctx ended (a signal),
+// within 30 s.
+func deleteQueues(ctx context.Context, client *sqs.Client, urls ...string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for _, url := range urls {
+		if url == "" {
+			continue
+		}
+		if _, err := client.DeleteQueue(ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
+			errs = append(errs, fmt.Errorf("delete queue %s: %w", url, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // send sends the orders in batches of ten and returns each message's order
 // number by message id (a DLQ message keeps its id).
-func (w *worker) send(ctx context.Context, url string) (map[string]int, error) {
+func send(ctx context.Context, client *sqs.Client, url string) (map[string]int, error) {
 	numbers := make(map[string]int, orders)
 	for first := 0; first < orders; first += 10 {
 		var entries []types.SendMessageBatchRequestEntry
@@ -222,7 +318,7 @@ func (w *worker) send(ctx context.Context, url string) (map[string]int, error) {
 			}
 			entries = append(entries, types.SendMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), MessageBody: aws.String(body)})
 		}
-		res, err := w.api.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
+		res, err := client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries})
 		if err != nil {
 			return nil, fmt.Errorf("send orders: %w", err)
 		}
@@ -235,73 +331,27 @@ func (w *worker) send(ctx context.Context, url string) (map[string]int, error) {
 			numbers[aws.ToString(ok.MessageId)] = n
 		}
 	}
-	w.say("sent %d orders to jobs (dead-letter queue after %d receives); order %d is not JSON", orders, maxReceives, badOrder)
 	return numbers, nil
 }
 
-// waitForDLQ returns the bad order once SQS has moved it to the dead-letter
-// queue and every good order is deleted: in memory, driving the simulated
-// clock; on an endpoint, long-polling the dead-letter queue, for up to
+// waitForDLQ returns the bad order once every good order is deleted and SQS
+// has moved the bad one to the dead-letter queue, long-polling it, for up to
 // two minutes.
-func (w *worker) waitForDLQ(ctx context.Context, c *consumer.Consumer, dlq string, handled <-chan struct{}) (*types.Message, error) {
-	if w.clock == nil {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		select {
-		case <-handled:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("orders not handled: %w", ctx.Err())
+func waitForDLQ(ctx context.Context, client *sqs.Client, dlq string, handled <-chan struct{}) (*types.Message, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	select {
+	case <-handled:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("orders not handled: %w", ctx.Err())
+	}
+	for {
+		res, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(dlq), MaxNumberOfMessages: 1, WaitTimeSeconds: 20})
+		if err != nil {
+			return nil, fmt.Errorf("receive from the dead-letter queue: %w", err)
 		}
-		for {
-			m, err := w.receiveOne(ctx, dlq, 20)
-			if m != nil || err != nil {
-				return m, err
-			}
+		if len(res.Messages) > 0 {
+			return &res.Messages[0], nil
 		}
 	}
-	var dead *types.Message
-	var err error
-	d := sim.Driver{Clock: w.clock, Probe: w.probe, Pollers: 1, Quiet: func() bool {
-		return w.received.Load() == w.settled.Load() && c.Stats().InFlight == 0
-	}}
-	runErr := d.Run(ctx, func() bool {
-		select {
-		case <-handled:
-		default:
-			return false
-		}
-		dead, err = w.receiveOne(ctx, dlq, 0) // a look, with no wait on the simulated clock
-		return dead != nil || err != nil
-	})
-	return dead, errors.Join(runErr, err)
-}
-
-// receiveOne receives a message from url, waiting up to wait seconds, or
-// returns nil.
-func (w *worker) receiveOne(ctx context.Context, url string, wait int32) (*types.Message, error) {
-	res, err := w.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 1, WaitTimeSeconds: wait})
-	if err != nil {
-		return nil, fmt.Errorf("receive from the dead-letter queue: %w", err)
-	}
-	if len(res.Messages) == 0 {
-		return nil, nil
-	}
-	return &res.Messages[0], nil
-}
-
-// countReceived adds to received the messages each receive from the jobs
-// queue returns, inside the probe's watch of the call, so that no moment
-// passes between the call's end and the count.
-func (w *worker) countReceived(o *sqs.Options) {
-	o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-		return s.Initialize.Add(middleware.InitializeMiddlewareFunc("example.received", func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			out, md, err := next.HandleInitialize(ctx, in)
-			if r, ok := in.Parameters.(*sqs.ReceiveMessageInput); ok && err == nil && aws.ToString(r.QueueUrl) == w.jobs {
-				if res, ok := out.Result.(*sqs.ReceiveMessageOutput); ok {
-					w.received.Add(int64(len(res.Messages)))
-				}
-			}
-			return out, md, err
-		}), middleware.After)
-	})
 }

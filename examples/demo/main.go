@@ -10,10 +10,12 @@
 //
 //	go run ./examples/demo
 //
-// By default it runs in memory on sqsfake, on simulated time: the queues'
-// clock jumps ahead whenever every consumer and replayer waits, so the
-// minutes the story spans pass in a second or two. With -endpoint it runs
-// the same story in real time, with short delays, against an SQS endpoint:
+// By default it runs in memory on sqsfake, on simulated time: sqsfake's
+// ManualClock moves to the next moment something is due once every consumer
+// and replayer waits, so the minutes the story spans pass in a fraction of a
+// second, and the same -seed tells the same story, byte for byte (stage.go
+// says how). With -endpoint it runs the same story in real time, with short
+// delays, against an SQS endpoint:
 //
 //	go run ./cmd/sqsfake &                                   # or the fauxqs emulator
 //	go run ./examples/demo -endpoint http://127.0.0.1:9324
@@ -27,7 +29,7 @@
 //
 //	-endpoint URL    an SQS endpoint, or aws; default in memory
 //	-n N             orders, 1 to 1000 (default 20)
-//	-seed S          picks which orders fail, and the jitter (default 1)
+//	-seed S          picks which orders fail, and the jitter: one seed, one story (default 1)
 //	-fifo            only the FIFO queue
 //	-standard        only the standard queue
 //	-replays R       replays before escalation, 0 to 10 (default 3)
@@ -76,7 +78,7 @@ func parse(args []string, stderr io.Writer) (config, slog.Level, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.endpoint, "endpoint", backend.Endpoint(), "an SQS endpoint URL, or aws; default in memory (or $SQSKIT_ENDPOINT, or aws if $SQSKIT_AWS is set)")
 	fs.IntVar(&cfg.n, "n", 20, "orders, 1 to 1000")
-	fs.Uint64Var(&cfg.seed, "seed", 1, "picks which orders fail, and the jitter")
+	fs.Uint64Var(&cfg.seed, "seed", 1, "picks which orders fail, and the jitter: one seed, one story")
 	fs.BoolVar(&cfg.fifo, "fifo", false, "only the FIFO queue")
 	fs.BoolVar(&cfg.standard, "standard", false, "only the standard queue")
 	fs.IntVar(&cfg.replays, "replays", 3, "replays before escalation, 0 to 10")

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -205,4 +207,147 @@ func TestInMemoryWaitsOnSimulatedTimeOnly(t *testing.T) {
 			t.Errorf("expect under a second of waiting on the machine's clock, got %v", waited)
 		}
 	})
+}
+
+// tell runs the demo in memory with args and returns what it printed.
+func tell(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), args, &out, &errs); err != nil {
+		t.Fatalf("run %v: %v\n%s\n%s", args, err, out.String(), errs.String())
+	}
+	if errs.Len() > 0 {
+		t.Errorf("run %v: expect nothing on standard error, got:\n%s", args, errs.String())
+	}
+	return out.String()
+}
+
+// One seed, one story: the same flags print the same bytes, run after run.
+//
+// The runs are on the machine's clock, as go run's are, not in a synctest
+// bubble: the library reads that clock in two places (the consumer's FIFO
+// guard, the replayer's holds), and in a bubble it does not move at all
+// between two readings, which the FIFO guard rounds differently from any
+// real interval. What the story needs of the machine's clock is that a run
+// take seconds, not minutes: the guard forgets a failure after a few.
+func TestSameSeedSameStory(t *testing.T) {
+	inMemory(t)
+	for _, args := range [][]string{
+		nil,
+		{"-seed", "7", "-n", "40"},
+		{"-seed", "3", "-standard", "-n", "12", "-replays", "6"},
+		{"-seed", "9", "-fifo", "-n", "25"},
+	} {
+		t.Run(fmt.Sprint(args), func(t *testing.T) {
+			var runs [3]string
+			for i := range runs {
+				runs[i] = tell(t, args...)
+			}
+			for i := 1; i < len(runs); i++ {
+				if runs[i] != runs[0] {
+					t.Errorf("expect run %d to print run 1's story, got a diff:\n%s", i+1, lineDiff(runs[0], runs[i]))
+				}
+			}
+		})
+	}
+}
+
+// lineDiff returns the first lines where a and b differ.
+func lineDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < max(len(al), len(bl)); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n- %s\n+ %s", i+1, x, y)
+		}
+	}
+	return "(none)"
+}
+
+// Another seed fails other orders, with other delays.
+func TestSeedsTellDifferentStories(t *testing.T) {
+	inMemory(t)
+	if tell(t, "-seed", "1") == tell(t, "-seed", "2") {
+		t.Error("expect -seed 1 and -seed 2 to tell different stories")
+	}
+}
+
+var (
+	timelineRE = regexp.MustCompile(`^ +(\d+):(\d\d\.\d) {2}(\S+) +((?:#\d+ )+)(.*)$`)
+	backInRE   = regexp.MustCompile(`back (?:on orders )?in (\d+(?:\.\d)?)s$`)
+)
+
+// On the standard queue every delay the timeline states is the time to
+// the order's next event: a release "back in 2s" is received again 2 s
+// later, a replay "back on orders in 36.4s" 37 s later (SQS counts
+// DelaySeconds in whole seconds). The clock moves to each moment something
+// is due, no sooner and no later.
+func TestTimelineKeepsItsDelays(t *testing.T) {
+	inMemory(t)
+	for _, seed := range []string{"1", "2", "3"} {
+		out := tell(t, "-standard", "-seed", seed)
+		due := map[string]time.Duration{} // by order: when its next event is due
+		checked := 0
+		for _, l := range strings.Split(out, "\n") {
+			m := timelineRE.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			mins, _ := strconv.Atoi(m[1])
+			secs, _ := strconv.ParseFloat(m[2], 64)
+			at := time.Duration(mins)*time.Minute + time.Duration(secs*float64(time.Second))
+			for _, id := range strings.Fields(m[4]) {
+				if want, ok := due[id]; ok {
+					checked++
+					if at != want {
+						t.Errorf("seed %s: expect %s's next event at %v, got %v: %s", seed, id, want, at, l)
+					}
+					delete(due, id)
+				}
+				if d := backInRE.FindStringSubmatch(m[5]); d != nil {
+					s, _ := strconv.ParseFloat(d[1], 64)
+					due[id] = at + time.Duration(math.Ceil(s))*time.Second
+				}
+			}
+		}
+		if checked < 10 {
+			t.Errorf("seed %s: expect at least 10 delays checked, got %d:\n%s", seed, checked, out)
+		}
+	}
+}
+
+// A replay whose delay is longer than SQS delays a message waits in the
+// DLQ, and the timeline says which limit: 900 s on a standard queue, none
+// at all on a FIFO one.
+func TestHeldReplaysSayWhy(t *testing.T) {
+	inMemory(t)
+	out := tell(t, "-seed", "3", "-standard", "-n", "12", "-replays", "6")
+	for _, want := range []string{
+		"replay 5 of 6 due in 15m27s: held in the DLQ (longer than the 900 s SQS can delay a message it is sent)",
+		"replay 5 of 6 is due: sent back to orders",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("expect %q in:\n%s", want, out)
+		}
+	}
+	for _, c := range []struct {
+		fifo  bool
+		delay time.Duration
+		want  string
+	}{
+		{true, time.Minute, "FIFO queues take no per-message delay"},
+		{false, 901 * time.Second, "longer than the 900 s SQS can delay a message it is sent"},
+		{false, 12 * time.Hour, "longer than the 900 s SQS can delay a message it is sent; the delay is cut to the policy's MaxBackoff, 12h"},
+		{true, 12 * time.Hour, "FIFO queues take no per-message delay; the delay is cut to the policy's MaxBackoff, 12h"},
+	} {
+		if got := whyHeld(&flow{fifo: c.fifo}, c.delay, 12*time.Hour); got != c.want {
+			t.Errorf("whyHeld(fifo %v, %v): expect %q, got %q", c.fifo, c.delay, c.want, got)
+		}
+	}
 }

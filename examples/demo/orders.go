@@ -52,6 +52,7 @@ type order struct {
 	deleted   int // deletes after a success
 	replays   int // replays sent
 	escalated string
+	heldFor   int  // the replay it was last held in the DLQ for
 	found     bool // found in the operator queue at the end, with its reason
 }
 
@@ -124,16 +125,17 @@ func makeOrders(n int, seed uint64, flows []*flow) []*order {
 	return orders
 }
 
-// handler is the consumers' handler: it looks the order up and fails or
-// succeeds as its behaviour says, as a service whose dependencies misbehave
-// would.
-func (s *story) handler() handler.Handler {
-	return handler.JSON(func(ctx context.Context, e event, m *handler.Message) error {
+// handler is flow f's consumer's handler: it looks the order up and fails
+// or succeeds as its behaviour says, as a service whose dependencies
+// misbehave would.
+func (s *story) handler(f *flow) handler.Handler {
+	return handler.JSON(func(ctx context.Context, e event, m *handler.Message) (err error) {
 		o := s.orders[e.Order]
 		if o == nil {
 			return fmt.Errorf("no such order %q", e.Order)
 		}
-		if call := s.ledger.called(o); o.fails < 0 || call <= o.fails {
+		defer func() { s.st.handlerReturns(ctx, f.consumerAPI, m.ReceiptHandle, err == nil, s.log) }()
+		if call := s.ledger.called(o, m.ReceiptHandle); o.fails < 0 || call <= o.fails {
 			return o.kind.failure()
 		}
 		s.ledger.handled(o)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +17,6 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/examples/internal/backend"
-	"github.com/sqskit/sqskit/examples/internal/sim"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -30,9 +30,10 @@ type flow struct {
 	maxReceives int // the redrive policy's maxReceiveCount
 	maxReplays  int
 	url, dlq    string
-	client      *sqs.Client // the replayer's
 	consumer    *consumer.Consumer
 	replayer    *replay.Replayer
+	// The SQS clients of its consumer and its replayer.
+	consumerAPI, replayerAPI *part
 }
 
 // story is one run of the demo.
@@ -40,51 +41,41 @@ type story struct {
 	cfg      config
 	out      io.Writer
 	log      *slog.Logger
-	api      *sqs.Client // producer, consumers, setup and checks
-	clock    *sim.Clock  // nil on an endpoint: real time
-	probe    *sim.Probe
+	api      *sqs.Client // setup and checks, not counted
+	st       *stage      // the story's calls, and in memory its turns and clock
+	producer *part
 	queues   *backend.Queues
 	flows    []*flow
 	operator string
 	orders   map[string]*order
 	list     []*order
 	ledger   *ledger
-	began    time.Time      // real time
-	setup    map[string]int // requests made to set the queues up
-	closers  []func()       // close the endpoint clients' idle connections
+	closers  []func() // close the endpoint client's idle connections
 	// beforeCheck, when set, runs once the story ended and before the
 	// check that nothing was lost: tests use it to lose a message.
 	beforeCheck func(context.Context, *story)
 }
 
-// The in-memory story starts at a fixed simulated time, so that runs with
-// one seed print the same timeline.
+// The in-memory story starts at a fixed simulated time. (Its timeline
+// counts from the start, so any time would print the same.)
 var simStart = time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC)
 
 func newStory(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) (*story, error) {
-	s := &story{cfg: cfg, out: out, log: log, orders: map[string]*order{}, began: time.Now()}
-	var replayerClient func() (*sqs.Client, error)
+	s := &story{cfg: cfg, out: out, log: log, orders: map[string]*order{}}
+	client := func() *sqs.Client { return s.api }
 	if cfg.endpoint == "" {
-		s.clock = sim.NewClock(simStart)
-		s.probe = sim.NewProbe(s.clock)
-		srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = s.clock })
-		s.api = srv.Client(s.probe.Instrument)
-		replayerClient = func() (*sqs.Client, error) { return srv.Client(s.probe.InstrumentReplayer), nil }
+		clock := sqsfake.NewManualClock(simStart)
+		srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock })
+		s.api, s.st = srv.Client(), newStage(clock)
+		client = func() *sqs.Client { return srv.Client() }
 	} else {
-		s.probe = sim.NewProbe(nil)
-		api, closeIdle, err := backend.Client(ctx, cfg.endpoint, s.probe.Instrument)
+		api, closeIdle, err := backend.Client(ctx, cfg.endpoint)
 		if err != nil {
 			return nil, err
 		}
-		s.api, s.closers = api, append(s.closers, closeIdle)
-		replayerClient = func() (*sqs.Client, error) {
-			c, closeIdle, err := backend.Client(ctx, cfg.endpoint, s.probe.InstrumentReplayer)
-			if err == nil {
-				s.closers = append(s.closers, closeIdle)
-			}
-			return c, err
-		}
+		s.api, s.st, s.closers = api, newStage(nil), append(s.closers, closeIdle)
 	}
+	s.producer = s.st.newPart(client(), false)
 	s.queues = backend.NewQueues(s.api, cfg.endpoint, "sqskit-demo")
 	if cfg.fifo {
 		s.flows = append(s.flows, &flow{name: "orders.fifo", fifo: true, maxReceives: 5, maxReplays: cfg.replays})
@@ -92,31 +83,21 @@ func newStory(ctx context.Context, cfg config, out io.Writer, log *slog.Logger) 
 	if cfg.standard {
 		s.flows = append(s.flows, &flow{name: "orders", maxReceives: 3, maxReplays: cfg.replays})
 	}
-	for _, f := range s.flows {
-		c, err := replayerClient()
-		if err != nil {
-			return nil, err
-		}
-		f.client = c
+	for _, f := range s.flows { // the order of their turns
+		f.consumerAPI = s.st.newPart(client(), true)
+		f.consumerAPI.fifo = f.fifo
+		f.replayerAPI = s.st.newPart(client(), true)
+		f.replayerAPI.replayer = true
 	}
 	s.list = makeOrders(cfg.n, cfg.seed, s.flows)
 	for _, o := range s.list {
 		s.orders[o.ID] = o
 	}
-	now := time.Now
-	if s.clock != nil {
-		now = s.clock.Now
-	}
-	s.ledger = newLedger(out, now, s.orders, s.clock == nil)
+	s.ledger = newLedger(out, s.st, s.orders, !s.inMemory())
 	return s, nil
 }
 
-func (s *story) now() time.Time {
-	if s.clock != nil {
-		return s.clock.Now()
-	}
-	return time.Now()
-}
+func (s *story) inMemory() bool { return s.st.clock != nil }
 
 // run tells the story: queues, orders, consumers and replayers, until every
 // order is delivered or escalated; then it checks that nothing was lost and
@@ -132,7 +113,6 @@ func (s *story) run(ctx context.Context) (err error) {
 		return errors.Join(err, s.queues.DeleteAll(ctx))
 	}
 	defer func() { err = errors.Join(err, s.queues.DeleteAll(ctx)) }()
-	s.setup = s.probe.Requests()
 
 	workCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -146,20 +126,21 @@ func (s *story) run(ctx context.Context) (err error) {
 	if storyErr == nil {
 		storyErr = s.wait(workCtx)
 	}
-	s.ledger.finish()
+	took := s.st.now().Sub(s.st.start)
 	cancel(nil)
-	wg.Wait()
+	wg.Wait() // the hooks have all been told
+	s.ledger.finish()
 	if storyErr != nil {
 		return storyErr
 	}
 	if s.beforeCheck != nil {
 		s.beforeCheck(ctx, s)
 	}
-	return s.conclude(ctx)
+	return s.conclude(ctx, took)
 }
 
 func (s *story) intro() {
-	where := "in memory (sqsfake), on simulated time: the queues' clock jumps ahead whenever every consumer and replayer waits"
+	where := "in memory (sqsfake), on simulated time: sqsfake's clock moves to the next moment something is due once every consumer and replayer waits"
 	if s.cfg.endpoint != "" {
 		where = "against " + s.cfg.endpoint + ", in real time with short delays, on queues named sqskit-demo-*"
 	}
@@ -234,32 +215,38 @@ func (s *story) createQueues(ctx context.Context) error {
 // start starts each flow's consumer and replayer; a worker that stops by
 // itself (the queue was deleted, access was denied) cancels the story.
 func (s *story) start(ctx context.Context, cancel context.CancelCauseFunc, wg *sync.WaitGroup) error {
-	inMemory := s.clock != nil
 	for _, f := range s.flows {
-		c, err := consumer.New(s.api, f.url, s.handler(), func(o *consumer.Options) {
+		c, err := consumer.New(f.consumerAPI, f.url, s.handler(f), func(o *consumer.Options) {
 			o.Logger = s.log
 			o.Hooks = s.ledger.consumerHooks(f)
-			if inMemory {
-				// The default, with a seeded source.
-				o.RedeliveryBackoff = backoff.EqualJitter{Base: time.Second, Cap: 2 * time.Second, Rand: backoff.NewRandom(s.cfg.seed)}
-			} else {
+			if !s.inMemory() {
 				o.RedeliveryBackoff = backoff.Constant{} // visible again at once: the replays carry the delays
+				return
 			}
+			// The default, seeded, with a short cap.
+			o.RedeliveryBackoff = seededPerAttempt{backoff.EqualJitter{Base: time.Second, Cap: 2 * time.Second}, s.cfg.seed}
+			// One receive loop, for the turns, and one handler at a time
+			// whose deletes wait for the receive's last (see stage).
+			o.MaxReceiveConcurrency = 1
+			o.Concurrency = 1
+			o.DeleteLinger = time.Second
 		})
 		if err != nil {
 			return err
 		}
 		f.consumer = c
+		f.consumerAPI.inFlight = func() int64 { return c.Stats().InFlight }
 		strategy := backoff.Strategy(backoff.EqualJitter{Base: time.Minute, Cap: 12 * time.Hour}) // the default policy's
-		if !inMemory {
+		if !s.inMemory() {
 			strategy = backoff.EqualJitter{Base: time.Second, Cap: time.Minute}
 		}
-		r, err := replay.New(f.client, f.dlq, s.operator, func(o *replay.Options) {
+		policy := replay.Policy{MaxAttempts: max(f.maxReplays, 1), Backoff: backoff.MaxAttempts{S: strategy, N: f.maxReplays}}
+		r, err := replay.New(f.replayerAPI, f.dlq, s.operator, func(o *replay.Options) {
 			o.Target = f.url
-			o.Policy = replay.Policy{MaxAttempts: max(f.maxReplays, 1), Backoff: backoff.MaxAttempts{S: strategy, N: f.maxReplays}}
-			o.Concurrency = 1 // the simulation follows one receive loop per replayer
+			o.Policy = policy
+			o.Concurrency = 1 // one receive loop, for the turns (see stage)
 			o.Logger = s.log
-			o.Hooks = s.ledger.replayHooks(f)
+			o.Hooks = s.ledger.replayHooks(f, cmp.Or(policy.MaxBackoff, 12*time.Hour))
 		})
 		if err != nil {
 			return err
@@ -279,6 +266,21 @@ func (s *story) start(ctx context.Context, cancel context.CancelCauseFunc, wg *s
 	return nil
 }
 
+// seededPerAttempt draws a strategy's jitter from a source seeded by the
+// seed and the attempt: the consumer asks for the delays of several failed
+// messages at once, from several goroutines, and one shared source would
+// give them out in whatever order they ask.
+type seededPerAttempt struct {
+	s    backoff.EqualJitter
+	seed uint64
+}
+
+func (p seededPerAttempt) Delay(attempt int, prev time.Duration) time.Duration {
+	return p.s.WithRand(backoff.NewRandom(p.seed*1_000_003+uint64(attempt))).Delay(attempt, prev)
+}
+
+func (p seededPerAttempt) Validate() error { return p.s.Validate() }
+
 // forgedCounter is what the producer of a forged order sets: a replay
 // counter no replayer wrote.
 var forgedCounter = map[string]types.MessageAttributeValue{
@@ -289,9 +291,14 @@ var forgedCounter = map[string]types.MessageAttributeValue{
 // customer, deduplicated by order id.
 func (s *story) produce(ctx context.Context) error {
 	for _, f := range s.flows {
-		sender, err := fifo.NewSender(s.api, f.url, func(o *fifo.SenderOptions) {
+		sender, err := fifo.NewSender(s.producer, f.url, func(o *fifo.SenderOptions) {
 			o.Dedup = fifo.KeyDedup("sqskit-demo")
 			o.Logger = s.log
+			if s.inMemory() {
+				// One call at a time, so that SQS numbers the orders alike in
+				// every run: a replay's jitter is seeded by the MessageId.
+				o.SendConcurrency = 1
+			}
 		})
 		if err != nil {
 			return err
@@ -316,13 +323,13 @@ func (s *story) produce(ctx context.Context) error {
 		if len(msgs) == 0 {
 			continue
 		}
-		before := s.probe.Requests()["SendMessageBatch"]
+		before := s.st.callsOf("SendMessageBatch")
 		for i, r := range sender.SendBatch(ctx, msgs) {
 			if r.Err != nil {
 				return fmt.Errorf("send order %s: %w", sent[i].ID, r.Err)
 			}
 		}
-		calls := s.probe.Requests()["SendMessageBatch"] - before
+		calls := s.st.callsOf("SendMessageBatch") - before
 		how := "standard queue: no order, no deduplication"
 		if f.fifo {
 			how = "FIFO: in order per customer, deduplicated by order id"
@@ -332,10 +339,11 @@ func (s *story) produce(ctx context.Context) error {
 	return nil
 }
 
-// wait lets the story run until every order is delivered or escalated: on
-// simulated time the driver moves the clock whenever everything waits.
+// wait lets the story run until every order is delivered or escalated: in
+// memory the stage gives the turns and moves the clock until the main
+// queues and the DLQs are empty.
 func (s *story) wait(ctx context.Context) error {
-	if s.clock == nil {
+	if !s.inMemory() {
 		t := time.NewTicker(20 * time.Millisecond)
 		defer t.Stop()
 		for !s.ledger.done() {
@@ -347,25 +355,20 @@ func (s *story) wait(ctx context.Context) error {
 		}
 		return nil
 	}
-	d := sim.Driver{
-		Clock:   s.clock,
-		Probe:   s.probe,
-		Pollers: 2 * len(s.flows),
-		Quiet: func() bool {
-			for _, f := range s.flows {
-				if f.consumer.Stats().InFlight > 0 {
-					return false
-				}
-			}
-			return true
-		},
-		Step: func(time.Time) { s.ledger.flush() },
+	return s.st.run(ctx, s.ended)
+}
+
+// ended reports whether the main queues and the DLQs are empty: every order
+// deleted after a success, or escalated.
+func (s *story) ended(ctx context.Context) (bool, error) {
+	left, err := s.leftovers(ctx)
+	if err != nil {
+		return false, err
 	}
-	if err := d.Run(ctx, s.ledger.done); err != nil {
-		if cause := context.Cause(ctx); cause != nil {
-			return cause
+	for _, n := range left {
+		if n > 0 {
+			return false, nil
 		}
-		return err
 	}
-	return nil
+	return true, nil
 }

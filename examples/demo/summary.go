@@ -22,16 +22,10 @@ import (
 // operator queue.
 var errLost = errors.New("orders lost")
 
-// conclude checks the queues, prints the summary and reports lost orders.
-func (s *story) conclude(ctx context.Context) error {
-	requests := s.probe.Requests() // the story's calls: after the setup, before the checks below
-	for op, n := range s.setup {
-		requests[op] -= n
-		if requests[op] == 0 {
-			delete(requests, op)
-		}
-	}
-	took := s.now().Sub(s.ledger.start)
+// conclude checks the queues, prints the summary and reports lost orders;
+// took is the story's time, from the first send to the last order's end.
+func (s *story) conclude(ctx context.Context, took time.Duration) error {
+	requests := s.st.callCounts() // the story's calls (the setup and the checks below use s.api)
 	escalations, err := s.readOperator(ctx)
 	if err != nil {
 		return err
@@ -77,7 +71,7 @@ func (s *story) readOperator(ctx context.Context) (map[string]escalation, error)
 	}
 	found := map[string]escalation{}
 	wait := int32(0)
-	if s.clock == nil {
+	if !s.inMemory() {
 		wait = 1 // a long poll asks every SQS server; a short one samples a few
 	}
 	for empty := 0; empty < 3 && (empty == 0 || len(found) < expected); {
@@ -202,8 +196,8 @@ func (s *story) printCounts(took time.Duration, escalations map[string]escalatio
 	fmt.Fprintf(s.out, "\nCounts: %d orders sent; %d delivered (%d at the first call, %d after retries in place, %d after replays); "+
 		"%d in the operator queue with their reason (%s); %d delivered twice.\n",
 		len(s.list), once+inPlace+replayed, once, inPlace, replayed, escalated, strings.Join(rs, ", "), twice)
-	if s.clock != nil {
-		fmt.Fprintf(s.out, "Time: %s of simulated time, in %s of real time.\n", short(took), time.Since(s.began).Round(10*time.Millisecond))
+	if s.inMemory() {
+		fmt.Fprintf(s.out, "Time: %s of simulated time.\n", short(took))
 	} else {
 		fmt.Fprintf(s.out, "Time: %s from the first send to the last order's end.\n", short(took))
 	}
@@ -255,7 +249,7 @@ func (s *story) printVerdict(lost []*order, escalations map[string]escalation, l
 	where := fmt.Sprintf("%s are empty", strings.Join(names, ", "))
 	if total > 0 {
 		where = fmt.Sprintf("messages still in %v", left)
-		if s.clock == nil {
+		if !s.inMemory() {
 			where += " (SQS's counters are approximate and lag)"
 		}
 	}

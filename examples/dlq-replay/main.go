@@ -5,8 +5,9 @@
 // and its history. It is the worked example of package replay's
 // documentation, run.
 //
-// In memory (the default) it runs on simulated time: the queues' clock
-// jumps ahead whenever the consumer and the replayer wait, so its ten
+// In memory (the default) it runs on simulated time: sqsfake's ManualClock
+// moves on, a second at a time, whenever the consumer and the replayer both
+// wait in their long polls with nothing in hand (see wait), so its ten
 // minutes pass at once, with the default replay policy. With SQSKIT_ENDPOINT
 // (an emulator) or SQSKIT_AWS=1 it runs in real time with delays of seconds,
 // on queues of its own (sqskit-example-*) that it deletes at the end.
@@ -33,7 +34,6 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/examples/internal/backend"
-	"github.com/sqskit/sqskit/examples/internal/sim"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -48,20 +48,18 @@ func main() {
 // clients are the example's SQS clients, on simulated time in memory.
 type clients struct {
 	api, replayer *sqs.Client
-	clock         *sim.Clock // nil: real time
-	probe         *sim.Probe
+	clock         *sqsfake.ManualClock // nil: real time
 	closeIdle     []func()
 }
 
 func open(ctx context.Context, endpoint string) (*clients, error) {
 	if endpoint == "" {
-		c := &clients{clock: sim.NewClock(time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC))}
-		c.probe = sim.NewProbe(c.clock)
+		c := &clients{clock: sqsfake.NewManualClock(time.Date(2026, time.March, 2, 9, 0, 0, 0, time.UTC))}
 		srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = c.clock })
-		c.api, c.replayer = srv.Client(c.probe.Instrument), srv.Client(c.probe.InstrumentReplayer)
+		c.api, c.replayer = srv.Client(), srv.Client()
 		return c, nil
 	}
-	c := &clients{probe: sim.NewProbe(nil)}
+	c := &clients{}
 	var err error
 	var closeIdle func()
 	for _, client := range []**sqs.Client{&c.api, &c.replayer} {
@@ -136,9 +134,9 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	}
 	say("sent order 42 to the main queue (maxReceiveCount 2, visibility timeout %ss)", visibility)
 
-	// Hooks are told on a goroutine of their own, after the event: the
-	// simulation waits until every event so far has been told (told counts
-	// up to events) before it moves the clock, so each line says when its
+	// Hooks are told on a goroutine of their own, after the event: in
+	// memory the clock waits until every event so far has been told (told
+	// counts up to events) before it moves, so each line says when its
 	// event happened.
 	var events, told atomic.Int64
 	handled := 0
@@ -162,7 +160,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	escalated := make(chan struct{})
 	r, err := replay.New(countingReceives{c.replayer, &events}, dlq, operator, func(o *replay.Options) {
 		o.Target, o.Policy, o.Logger = main, policy, logger
-		o.Concurrency = 1 // the simulation follows one receive loop
+		o.Concurrency = 1 // one long poll, as the clock's driver expects (see wait)
 		o.Hooks.Replayed = func(_ context.Context, _ *types.Message, d replay.Decision, _ string) {
 			say("dead-lettered by SQS; replay %d, back on the main queue in %v", d.Attempt, d.Delay.Round(100*time.Millisecond))
 			told.Add(1)
@@ -187,7 +185,7 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 			}
 		}()
 	}
-	err = wait(ctx, c, func() bool { return cons.Stats().InFlight == 0 && told.Load() == events.Load() }, escalated)
+	err = wait(ctx, c, []string{main, dlq}, func() bool { return cons.Stats().InFlight == 0 && told.Load() == events.Load() }, escalated)
 	cancel()
 	wg.Wait()
 	if err != nil {
@@ -196,9 +194,14 @@ func run(ctx context.Context, out, errOut io.Writer) (err error) {
 	return readOperator(ctx, c.api, operator, out, handled)
 }
 
-// wait returns once the message is escalated: in memory, driving the
-// simulated clock; on an endpoint, within ten minutes.
-func wait(ctx context.Context, c *clients, quiet func() bool, escalated <-chan struct{}) error {
+// wait returns once the message is escalated: on an endpoint, within ten
+// minutes; in memory, driving sqsfake's clock. Whenever the consumer and
+// the replayer wait in their long polls, parked on the clock, with nothing
+// in hand (quiet), nothing told late and nothing visible on their queues
+// (a poll that has just been woken is about to take it), nothing can happen
+// until the clock moves: wait moves it a second at a time (SQS counts its
+// delays and timeouts in seconds) until a long poll wakes.
+func wait(ctx context.Context, c *clients, queues []string, quiet func() bool, escalated <-chan struct{}) error {
 	if c.clock == nil {
 		ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		defer cancel()
@@ -209,15 +212,38 @@ func wait(ctx context.Context, c *clients, quiet func() bool, escalated <-chan s
 			return fmt.Errorf("nothing reached the operator queue: %w", ctx.Err())
 		}
 	}
-	d := sim.Driver{Clock: c.clock, Probe: c.probe, Pollers: 2, Quiet: quiet}
-	return d.Run(ctx, func() bool {
+	const polls = 2 // the consumer's and the replayer's
+	for {
+		for c.clock.Timers() < polls || !quiet() || visible(ctx, c.api, queues) {
+			select {
+			case <-escalated:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(50 * time.Microsecond):
+			}
+		}
 		select {
 		case <-escalated:
-			return true
+			return nil
 		default:
-			return false
 		}
-	})
+		for c.clock.Timers() == polls {
+			c.clock.Advance(time.Second)
+		}
+	}
+}
+
+// visible reports whether a message waits visible on one of the queues.
+func visible(ctx context.Context, api *sqs.Client, queues []string) bool {
+	for _, q := range queues {
+		out, err := api.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(q),
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages}})
+		if err != nil || out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)] != "0" {
+			return true
+		}
+	}
+	return false
 }
 
 // readOperator reads the escalation as the human on duty would: the body,
