@@ -28,7 +28,7 @@ import (
 // qfix is a queue on sqsfake, inside a synctest bubble (time is fake).
 type qfix struct {
 	srv    *sqsfake.Server
-	client *sqsfake.Client
+	client *sqs.Client
 	url    string
 }
 

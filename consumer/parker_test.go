@@ -22,7 +22,7 @@ import (
 // parkWorld is a source queue and a parking queue on one sqsfake server.
 type parkWorld struct {
 	srv     *sqsfake.Server
-	client  *sqsfake.Client
+	client  *sqs.Client
 	queue   string
 	parking string
 }

@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 type fixture struct {
 	srv    *sqsfake.Server
 	clock  *sqsfake.ManualClock // nil in a synctest bubble
-	client *sqsfake.Client
+	client *sqs.Client
 	url    string
 }
 

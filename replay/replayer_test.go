@@ -27,7 +27,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // operator queue, on sqsfake.
 type world struct {
 	srv                 *sqsfake.Server
-	api                 *sqsfake.Client
+	api                 *sqs.Client
 	main, dlq, operator string
 }
 

@@ -36,11 +36,7 @@ type API interface {
 	RemovePermission(ctx context.Context, in *sqs.RemovePermissionInput, optFns ...func(*sqs.Options)) (*sqs.RemovePermissionOutput, error)
 }
 
-var _ API = (*Client)(nil)
-
-// Client is the SDK's own client: Server.Client returns a real *sqs.Client
-// whose transport hands requests to the Server in process.
-type Client = sqs.Client
+var _ API = (*sqs.Client)(nil)
 
 // Client returns a real *sqs.Client talking to this server in process,
 // without a socket. Everything the SDK does runs as against SQS: it
@@ -57,7 +53,7 @@ type Client = sqs.Client
 //	srv.Client(func(o *sqs.Options) { o.Retryer = retry.NewStandard() })
 //
 // Requests are unsigned; the Server would not check a signature anyway.
-func (s *Server) Client(optFns ...func(*sqs.Options)) *Client {
+func (s *Server) Client(optFns ...func(*sqs.Options)) *sqs.Client {
 	opts := sqs.Options{
 		Region:       s.opts.Region,
 		BaseEndpoint: aws.String("https://sqs." + s.opts.Region + ".amazonaws.com"),

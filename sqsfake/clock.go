@@ -15,14 +15,12 @@ type Clock interface {
 	After(d time.Duration) (<-chan time.Time, func())
 }
 
-// RealClock is the wall clock. It is the default.
-type RealClock struct{}
+// realClock is the wall clock, the default.
+type realClock struct{}
 
-// Now returns time.Now().
-func (RealClock) Now() time.Time { return time.Now() }
+func (realClock) Now() time.Time { return time.Now() }
 
-// After starts a time.Timer.
-func (RealClock) After(d time.Duration) (<-chan time.Time, func()) {
+func (realClock) After(d time.Duration) (<-chan time.Time, func()) {
 	t := time.NewTimer(d)
 	return t.C, func() { t.Stop() }
 }

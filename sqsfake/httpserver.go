@@ -59,6 +59,10 @@ type HTTPOptions struct {
 	// IdleTimeout is how long a keep-alive connection waits for its next
 	// request before it is closed. Default 120 s.
 	IdleTimeout time.Duration
+	// Listener, when set, is where the server accepts connections (a
+	// chosen address, a listener from systemd); the server closes it on
+	// Close. Default: a new one on 127.0.0.1 and a free port.
+	Listener net.Listener
 }
 
 func resolveHTTPOptions(optFns []func(*HTTPOptions)) HTTPOptions {
@@ -83,20 +87,22 @@ func resolveHTTPOptions(optFns []func(*HTTPOptions)) HTTPOptions {
 	return o
 }
 
-// NewHTTPServer starts serving srv on 127.0.0.1 and a free port. Close it
-// when done.
+// NewHTTPServer starts serving srv on HTTPOptions.Listener, or on
+// 127.0.0.1 and a free port. Close it when done.
 func NewHTTPServer(srv *Server, optFns ...func(*HTTPOptions)) (*HTTPServer, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
+	o := resolveHTTPOptions(optFns)
+	l := o.Listener
+	if l == nil {
+		var err error
+		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return nil, err
+		}
 	}
-	return Serve(l, srv, optFns...), nil
+	return serve(l, srv, o), nil
 }
 
-// Serve serves srv on l until Close; it is NewHTTPServer for a listener of
-// the caller's choosing (cmd/sqsfake passes one on -addr).
-func Serve(l net.Listener, srv *Server, optFns ...func(*HTTPOptions)) *HTTPServer {
-	o := resolveHTTPOptions(optFns)
+// serve serves srv on l until Close.
+func serve(l net.Listener, srv *Server, o HTTPOptions) *HTTPServer {
 	h := &HTTPServer{URL: "http://" + l.Addr().String(), Server: srv, served: make(chan error, 1), drain: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), drainKey{}, (<-chan struct{})(h.drain)))
 	h.cancel = cancel

@@ -125,3 +125,29 @@ func TestHTTPConcurrencyCap(t *testing.T) {
 		t.Fatalf("expect a request served once slots are free, got %v", err)
 	}
 }
+
+// HTTPOptions.Listener serves on a listener the caller chose (cmd/sqsfake's
+// -addr), and Close closes it.
+func TestHTTPServesOnTheGivenListener(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, err := sqsfake.NewHTTPServer(sqsfake.New(), func(o *sqsfake.HTTPOptions) { o.Listener = l }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://" + l.Addr().String(); hs.URL != want {
+		t.Fatalf("expect the server at %s, got %s", want, hs.URL)
+	}
+	if _, err := hs.SDKClient().ListQueues(context.Background(), &sqs.ListQueuesInput{}); err != nil {
+		t.Fatalf("expect the listener served: %v", err)
+	}
+	if err := hs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := net.Dial("tcp", l.Addr().String()); err == nil {
+		c.Close()
+		t.Fatal("expect the listener closed with the server")
+	}
+}

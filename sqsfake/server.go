@@ -15,7 +15,8 @@ import (
 
 // Options configure a Server. The zero value of every field means its default.
 type Options struct {
-	// Clock is the time source. Default RealClock; tests pass a *ManualClock.
+	// Clock is the time source. Default the wall clock; tests pass a
+	// *ManualClock.
 	Clock Clock
 	// Region appears in queue ARNs. Default "us-east-1".
 	Region string
@@ -67,10 +68,12 @@ type Server struct {
 func New(optFns ...func(*Options)) *Server {
 	var o Options
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if o.Clock == nil {
-		o.Clock = RealClock{}
+		o.Clock = realClock{}
 	}
 	if o.Region == "" {
 		o.Region = "us-east-1"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ var start = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type fixture struct {
 	srv    *sqsfake.Server
 	clock  *sqsfake.ManualClock
-	client *sqsfake.Client
+	client *sqs.Client
 }
 
 func newFixture(fns ...func(*sqsfake.Options)) *fixture {
@@ -459,4 +460,13 @@ func newTextLogger(w io.Writer) *slog.Logger {
 		}
 		return a
 	}}))
+}
+
+// A nil option function is skipped, as in every sqskit constructor.
+func TestNewSkipsNilOptionFunc(t *testing.T) {
+	srv := sqsfake.New(nil, func(o *sqsfake.Options) { o.Region = "eu-west-1" }, nil)
+	out, err := srv.Client().CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String("q")})
+	if err != nil || !strings.Contains(aws.ToString(out.QueueUrl), "eu-west-1") {
+		t.Fatalf("expect a working server with the option applied, got %v, %v", out, err)
+	}
 }

@@ -120,7 +120,11 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	hs := sqsfake.Serve(l, srv, func(o *sqsfake.HTTPOptions) { o.MaxConcurrentRequests = *maxRequests })
+	hs, err := sqsfake.NewHTTPServer(srv, func(o *sqsfake.HTTPOptions) { o.Listener, o.MaxConcurrentRequests = l, *maxRequests })
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	logger.Info("sqsfake listening", "url", hs.URL, "queues", len(queues))
 	if ready != nil {
 		ready <- hs.URL
