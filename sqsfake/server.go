@@ -3,7 +3,6 @@ package sqsfake
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -205,8 +204,23 @@ func (s *Server) nextSeq() uint64 {
 	return s.idSeq
 }
 
-func messageID(seq uint64) string {
-	return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(seq>>48), seq&0xffffffffffff)
+func messageID(seq uint64) string { return uuidOf(seq, "0000") }
+
+// uuidOf formats n as a UUID: the top 16 bits as 8 hex digits, then
+// -mid-4000-8000-, then the low 48 bits as 12 hex digits. By hand, not with
+// fmt: it runs for every message and every request.
+func uuidOf(n uint64, mid string) string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	hi, lo := n>>48, n&0xffffffffffff
+	for i := 7; i >= 0; i-- {
+		b[i], hi = hex[hi&0xf], hi>>4
+	}
+	copy(b[8:24], "-"+mid+"-4000-8000-")
+	for i := 35; i >= 24; i-- {
+		b[i], lo = hex[lo&0xf], lo>>4
+	}
+	return string(b[:])
 }
 
 // A receipt handle names the queue incarnation, the message and which

@@ -138,8 +138,7 @@ func queryRequest(wr wireRequest) (op string, body []byte, err error) {
 }
 
 func (s *Server) requestID() string {
-	n := s.requestSeq.Add(1)
-	return fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
+	return uuidOf(s.requestSeq.Add(1), "5a5a")
 }
 
 func responseHeader(requestID string, query bool) http.Header {

@@ -2,6 +2,7 @@ package sqsfake
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,6 +75,15 @@ func TestMarkInvalidText(t *testing.T) {
 	} {
 		if got := string(markInvalidText([]byte(tc.in))); got != tc.want {
 			t.Errorf("%s: expect %s, got %s", tc.in, tc.want, got)
+		}
+	}
+}
+
+func TestUUIDOf(t *testing.T) {
+	for _, n := range []uint64{0, 1, 0xabcdef, 1<<48 - 1, 1 << 48, 0xfedcba9876543210, 1<<64 - 1} {
+		want := fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
+		if got := uuidOf(n, "5a5a"); got != want {
+			t.Errorf("expect %s, got %s", want, got)
 		}
 	}
 }
