@@ -1,7 +1,6 @@
 package sqsfake
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -365,18 +364,31 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, errRequestTooLarge
 	}
 	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	var buf bytes.Buffer
+	size := 512 // length unknown: grow from here as bytes arrive
 	if n := r.ContentLength; n > 0 {
-		buf.Grow(int(min(n, initialBodyBuffer)))
+		size = int(min(n, initialBodyBuffer)) + 1 // room for the read that finds the end
 	}
-	if _, err := buf.ReadFrom(rd); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, errRequestTooLarge
+	// Read by hand: bytes.Buffer.ReadFrom wants 512 bytes free before each
+	// read, so a buffer of the declared length was copied to a bigger one
+	// before the read that found the end, on every request.
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
 		}
-		return nil, err
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, errRequestTooLarge
+			}
+			return nil, err
+		}
 	}
-	return buf.Bytes(), nil
 }
 
 // initialBodyBuffer is the most a request body reserves before its bytes

@@ -62,6 +62,39 @@ func TestReadBodyRefusesOversize(t *testing.T) {
 	}
 }
 
+func TestReadBodyReadsWholeBody(t *testing.T) {
+	for _, size := range []int{0, 1, 511, 512, 513, initialBodyBuffer - 1, initialBodyBuffer, initialBodyBuffer + 1, 200 << 10} {
+		body := strings.Repeat("x", size)
+		for _, declared := range []int64{int64(size), -1} {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+			r.ContentLength = declared
+			got, err := readBody(httptest.NewRecorder(), r)
+			if err != nil || string(got) != body {
+				t.Errorf("size %d, declared %d: expect the body, got %d bytes, %v", size, declared, len(got), err)
+			}
+		}
+	}
+}
+
+// A body of a declared length is read into one buffer of that length (and
+// the MaxBytesReader), not copied to a bigger one before the end is found.
+func TestReadBodyAllocatesOnceForDeclaredLength(t *testing.T) {
+	body := strings.Repeat("x", 1000)
+	sr := strings.NewReader(body)
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Body, r.ContentLength = io.NopCloser(sr), int64(len(body))
+	w := httptest.NewRecorder()
+	allocs := testing.AllocsPerRun(100, func() {
+		sr.Reset(body)
+		if _, err := readBody(w, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 2 {
+		t.Errorf("expect at most 2 allocations, got %v", allocs)
+	}
+}
+
 func TestMarkInvalidText(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"a":"plain"}`, `{"a":"plain"}`},
