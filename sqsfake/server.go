@@ -56,6 +56,7 @@ type Server struct {
 	tasks     moveTasks
 
 	requestSeq atomic.Uint64
+	writers    sync.Pool // *jsonWriter released by the HTTP handler
 
 	hookMu sync.Mutex
 	faults []*FaultHandle

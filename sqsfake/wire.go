@@ -42,7 +42,34 @@ type wireResponse struct {
 	// drop, if set, means no answer: the connection is closed (over HTTP)
 	// or the transport fails with drop (in process).
 	drop error
+	// enc, if set, is the encoder body belongs to, for release.
+	enc *jsonWriter
 }
+
+// jsonWriter returns an encoder for an answer, from the pool if one was
+// released.
+func (s *Server) jsonWriter() *jsonWriter {
+	if w, ok := s.writers.Get().(*jsonWriter); ok {
+		return w
+	}
+	return &jsonWriter{buf: make([]byte, 0, 512)}
+}
+
+// release returns resp's encoder to the pool once its body has been written
+// out and is referenced no more (the HTTP handler; the in-process transport
+// hands the body to the client and never releases). An encoder that grew
+// past maxPooledAnswer is left to the garbage collector, so one large
+// receive does not keep its buffer.
+func (s *Server) release(resp wireResponse) {
+	if w := resp.enc; w != nil && cap(w.buf) <= maxPooledAnswer {
+		w.buf, w.frames, w.keyed = w.buf[:0], w.frames[:0], false
+		s.writers.Put(w)
+	}
+}
+
+// maxPooledAnswer is the largest answer buffer kept for reuse: ten messages
+// of a few KiB each.
+const maxPooledAnswer = 64 << 10
 
 // wireRequest is one request as it arrived, over HTTP or in process.
 type wireRequest struct {
@@ -90,9 +117,9 @@ func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 			if query {
 				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, true), body: queryResponse(op, requestID, out)}
 			} else {
-				w := &jsonWriter{buf: make([]byte, 0, 512)}
+				w := s.jsonWriter()
 				out.Serialize(w)
-				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes()}
+				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes(), enc: w}
 			}
 		}
 	}
@@ -333,10 +360,12 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	h.s.writeResponse(w, h.s.serve(r.Context(), wireRequest{
+	resp := h.s.serve(r.Context(), wireRequest{
 		endpoint: scheme + "://" + r.Host, path: r.URL.Path, target: r.Header.Get("X-Amz-Target"),
 		contentType: r.Header.Get("Content-Type"), rawQuery: r.URL.RawQuery, body: body,
-	}))
+	})
+	h.s.writeResponse(w, resp)
+	h.s.release(resp)
 }
 
 // writeResponse sends resp, or closes the connection unanswered for a drop.
