@@ -108,7 +108,6 @@ func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 	}
 	if err == nil {
 		body = markInvalidText(body)
-		req.zeros = probeZeros(op, body)
 		var out smithy.Serializable
 		if out, err = s.dispatch(ctx, op, body); err == nil {
 			if req.corrupt {
@@ -228,13 +227,20 @@ func (s *Server) dispatch(ctx context.Context, op string, body []byte) (smithy.S
 }
 
 // call decodes a request body into the SDK's input type (member names are
-// the Go field names; blobs are base64, as encoding/json reads []byte) and
-// runs fn on it.
+// the Go field names; blobs are base64, as encoding/json reads []byte),
+// notes its explicit zeros, and runs fn on it. The message operations'
+// usual bodies take decodeFast; every other body encoding/json.
 func call[In any, Out smithy.Serializable](ctx context.Context, body []byte, fn func(context.Context, *In) (Out, error)) (smithy.Serializable, error) {
 	in := new(In)
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, in); err != nil {
-			return nil, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+		req := requestOf(ctx)
+		var fast bool
+		if req.zeros, fast = decodeFast(body, in); !fast {
+			in = new(In)
+			req.zeros = probeZeros(in, body)
+			if err := json.Unmarshal(body, in); err != nil {
+				return nil, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+			}
 		}
 	}
 	out, err := fn(ctx, in)

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // halfSent is a body whose client sent a few bytes of what it declared,
@@ -117,6 +119,37 @@ func TestUUIDOf(t *testing.T) {
 		want := fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
 		if got := uuidOf(n, "5a5a"); got != want {
 			t.Errorf("expect %s, got %s", want, got)
+		}
+	}
+}
+
+// The bodies aws-sdk-go-v2 writes for the message operations take the fast
+// path; bodies it does not accept go to encoding/json (FuzzDecodeFast
+// checks that both read what the fast path accepts alike).
+func TestDecodeFast(t *testing.T) {
+	const url = `"QueueUrl":"http://127.0.0.1:9324/123456789012/orders"`
+	for _, tc := range []struct {
+		in   any
+		body string
+		fast bool
+	}{
+		{&sqs.SendMessageInput{}, `{"DelaySeconds":5,"MessageBody":"{\"order\":42}",` + url + `}`, true},
+		{&sqs.SendMessageBatchInput{}, `{"Entries":[{"Id":"0","MessageBody":"{\"order\":42,\"items\":[\"a\",\"b\"]}"},{"Id":"1","MessageBody":"b"}],` + url + `}`, true},
+		{&sqs.ReceiveMessageInput{}, `{"MaxNumberOfMessages":10,` + url + `}`, true},
+		{&sqs.DeleteMessageInput{}, `{` + url + `,"ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}`, true},
+		{&sqs.DeleteMessageBatchInput{}, `{"Entries":[{"Id":"0","ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}],` + url + `}`, true},
+		{&sqs.ChangeMessageVisibilityInput{}, `{` + url + `,"ReceiptHandle":"h","VisibilityTimeout":0}`, true},
+		{&sqs.ChangeMessageVisibilityBatchInput{}, `{"Entries":[{"Id":"0","ReceiptHandle":"h","VisibilityTimeout":60}],` + url + `}`, true},
+		{&sqs.SendMessageInput{}, `{"MessageAttributes":{"a":{"DataType":"String","StringValue":"x"}},"MessageBody":"b",` + url + `}`, false},
+		{&sqs.SendMessageInput{}, `{"messagebody":"b"}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":"a","MessageBody":"b"}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":null}`, false},
+		{&sqs.SendMessageInput{}, `{"DelaySeconds":1.0}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":"\ud800"}`, false},
+		{&sqs.CreateQueueInput{}, `{"QueueName":"q"}`, false},
+	} {
+		if _, fast := decodeFast([]byte(tc.body), tc.in); fast != tc.fast {
+			t.Errorf("%T %s: expect fast %v, got %v", tc.in, tc.body, tc.fast, fast)
 		}
 	}
 }
