@@ -53,6 +53,7 @@ type Server struct {
 	deletedAt map[string]time.Time // queue name → deletion time
 	idSeq     uint64               // message ids and sequences, queue incarnations
 	wake      chan struct{}        // closed and replaced when messages may have become receivable
+	waited    bool                 // a long poll took wake since it was made
 	tasks     moveTasks
 
 	requestSeq atomic.Uint64
@@ -194,8 +195,19 @@ func (s *Server) lookupArn(arn string) (*queue, bool) {
 
 // notify wakes long polls. Callers hold s.mu.
 func (s *Server) notify() {
+	if !s.waited {
+		return // nobody holds wake: no channel to replace for every message sent
+	}
 	close(s.wake)
 	s.wake = make(chan struct{})
+	s.waited = false
+}
+
+// waitChan returns the channel notify closes, for a long poll to wait on.
+// Callers hold s.mu.
+func (s *Server) waitChan() <-chan struct{} {
+	s.waited = true
+	return s.wake
 }
 
 // nextSeq returns a number never returned before by this Server. Callers
