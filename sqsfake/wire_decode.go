@@ -344,9 +344,7 @@ func (r *fastReader) text() (string, bool) {
 	if !r.ok || !r.take('"') {
 		return "", false
 	}
-	var out []byte
-	escaped := false
-	start := r.i // where the text not yet copied to out begins
+	start, escaped := r.i, false
 	for r.i < len(r.b) {
 		c := r.b[r.i]
 		switch {
@@ -356,46 +354,12 @@ func (r *fastReader) text() (string, bool) {
 			if !escaped {
 				return string(raw), true
 			}
-			return string(append(out, raw...)), true
+			return unescape(raw)
 		case c < 0x20:
 			return "", false
 		case c == '\\':
-			out, escaped = append(out, r.b[start:r.i]...), true
-			if r.i+1 == len(r.b) {
-				return "", false
-			}
-			switch e := r.b[r.i+1]; e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				c, ok := hexEscape(r.b, r.i)
-				if !ok {
-					return "", false
-				}
-				if utf16.IsSurrogate(c) {
-					lo, ok := hexEscape(r.b, r.i+6)
-					if c = utf16.DecodeRune(c, lo); !ok || c == utf8.RuneError {
-						return "", false
-					}
-					r.i += 6
-				}
-				out = utf8.AppendRune(out, c)
-				r.i += 4
-			default:
-				return "", false
-			}
-			r.i += 2
-			start = r.i
+			escaped = true
+			r.i += 2 // the escaped byte is checked by unescape
 		case c >= utf8.RuneSelf:
 			c, size := utf8.DecodeRune(r.b[r.i:])
 			if c == utf8.RuneError && size == 1 {
@@ -407,6 +371,60 @@ func (r *fastReader) text() (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// unescape returns the text of raw, a string's bytes between its quotes,
+// with its escapes replaced: in one allocation, since the text is never
+// longer than raw.
+func unescape(raw []byte) (string, bool) {
+	var small [128]byte // most bodies of a batch fit: no buffer on the heap
+	out := small[:0]
+	if len(raw) > len(small) {
+		out = make([]byte, 0, len(raw))
+	}
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 == len(raw) {
+			return "", false
+		}
+		switch e := raw[i+1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			c, ok := hexEscape(raw, i)
+			if !ok {
+				return "", false
+			}
+			if utf16.IsSurrogate(c) {
+				lo, ok := hexEscape(raw, i+6)
+				if c = utf16.DecodeRune(c, lo); !ok || c == utf8.RuneError {
+					return "", false
+				}
+				i += 6
+			}
+			out = utf8.AppendRune(out, c)
+			i += 4
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(out), true
 }
 
 // int32 reads an integer that fits in an int32, written without a fraction
