@@ -46,9 +46,9 @@ type wireResponse struct {
 	enc *jsonWriter
 }
 
-// jsonWriter returns an encoder for an answer, from the pool if one was
+// encoder returns an encoder for an answer, from the pool if one was
 // released.
-func (s *Server) jsonWriter() *jsonWriter {
+func (s *Server) encoder() *jsonWriter {
 	if w, ok := s.writers.Get().(*jsonWriter); ok {
 		return w
 	}
@@ -116,7 +116,7 @@ func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 			if query {
 				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, true), body: queryResponse(op, requestID, out)}
 			} else {
-				w := s.jsonWriter()
+				w := s.encoder()
 				out.Serialize(w)
 				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes(), enc: w}
 			}
