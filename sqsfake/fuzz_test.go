@@ -11,6 +11,7 @@ import (
 	"math"
 	"math/big"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -339,4 +340,66 @@ func FuzzQueryRequest(f *testing.F) {
 			t.Fatalf("%s %q: answer clients cannot read: %d %q", op, form, resp.status, doc)
 		}
 	})
+}
+
+// FuzzDecodeFast: a body decodeFast accepts is one encoding/json decodes to
+// the same input, and probeZeros finds the same explicit zeros in; so the
+// fast path changes nothing an answer depends on.
+func FuzzDecodeFast(f *testing.F) {
+	const url = `"QueueUrl":"http://127.0.0.1:9324/123456789012/orders"`
+	for i, body := range []string{
+		`{` + url + `,"MessageBody":"{\"order\":42}","DelaySeconds":0,"MessageGroupId":"g","MessageDeduplicationId":"d"}`,
+		`{"Entries":[{"Id":"0","MessageBody":"a\u00e9\ud83d\ude00\n","DelaySeconds":-0},{"Id":"1","MessageBody":"b","DelaySeconds":5}],` + url + `}`,
+		`{"MaxNumberOfMessages":10,` + url + `,"VisibilityTimeout":0,"WaitTimeSeconds":20,"AttributeNames":["All"],"MessageSystemAttributeNames":[],"MessageAttributeNames":["a.*"],"ReceiveRequestAttemptId":"x"}`,
+		`{` + url + `,"ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}`,
+		`{"Entries":[{"Id":"0","ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}],` + url + `}`,
+		`{` + url + `,"ReceiptHandle":"h","VisibilityTimeout":43200}`,
+		` { "Entries" : [ { "Id" : "0" , "ReceiptHandle" : "h" , "VisibilityTimeout" : 2147483647 } ] } `,
+		`{"maxnumberofmessages":0,` + url + `}`, `{"DelaySeconds":1,"DelaySeconds":0}`, `{"QueueUrl":null}`,
+		`{"DelaySeconds":1e1}`, `{"DelaySeconds":2147483648}`, `{"MessageBody":"\ud800"}`, "{\"MessageBody\":\"\xff\"}",
+		`{"Entries":[]}`, `{}`, `{"Entries":[{}]}x`,
+	} {
+		f.Add(uint8(i), []byte(body))
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
+		switch kind % 7 {
+		case 0:
+			decodesAsJSON[sqs.SendMessageInput](t, body)
+		case 1:
+			decodesAsJSON[sqs.SendMessageBatchInput](t, body)
+		case 2:
+			decodesAsJSON[sqs.ReceiveMessageInput](t, body)
+		case 3:
+			decodesAsJSON[sqs.DeleteMessageInput](t, body)
+		case 4:
+			decodesAsJSON[sqs.DeleteMessageBatchInput](t, body)
+		case 5:
+			decodesAsJSON[sqs.ChangeMessageVisibilityInput](t, body)
+		case 6:
+			decodesAsJSON[sqs.ChangeMessageVisibilityBatchInput](t, body)
+		}
+	})
+}
+
+func decodesAsJSON[In any](t *testing.T, body []byte) {
+	fast := new(In)
+	zeros, ok := decodeFast(body, fast)
+	if !ok {
+		return
+	}
+	want := new(In)
+	if err := json.Unmarshal(body, want); err != nil {
+		t.Fatalf("%T %q: decodeFast accepted what encoding/json refuses: %v", want, body, err)
+	}
+	if !reflect.DeepEqual(fast, want) {
+		t.Fatalf("%T %q: expect %+v, got %+v", want, body, want, fast)
+	}
+	wantZeros := probeZeros(want, body)
+	same := zeros.visibility == wantZeros.visibility && zeros.wait == wantZeros.wait && zeros.maxMessages == wantZeros.maxMessages && zeros.delay == wantZeros.delay
+	for i := range 12 {
+		same = same && zeros.entryDelayZero(i) == wantZeros.entryDelayZero(i)
+	}
+	if !same {
+		t.Fatalf("%T %q: expect explicit zeros %+v, got %+v", want, body, wantZeros, zeros)
+	}
 }

@@ -99,9 +99,16 @@ func (m *message) systemAttributes(want func(string) bool) map[string]string {
 		}
 	}
 	add("SenderId", "AIDASQSFAKESENDER")
-	add("SentTimestamp", millis(m.sentAt))
-	add("ApproximateReceiveCount", strconv.Itoa(m.receiveCount))
-	add("ApproximateFirstReceiveTimestamp", millis(m.firstRecv))
+	// Formatted only when asked for: most receives ask for none.
+	if want("SentTimestamp") {
+		add("SentTimestamp", millis(m.sentAt))
+	}
+	if want("ApproximateReceiveCount") {
+		add("ApproximateReceiveCount", strconv.Itoa(m.receiveCount))
+	}
+	if want("ApproximateFirstReceiveTimestamp") {
+		add("ApproximateFirstReceiveTimestamp", millis(m.firstRecv))
+	}
 	add("MessageGroupId", m.groupID)
 	add("MessageDeduplicationId", m.dedupID)
 	add("SequenceNumber", m.seqNumber)

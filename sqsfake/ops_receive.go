@@ -64,7 +64,7 @@ func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput
 				until = t
 			}
 		}
-		wake := s.wake
+		wake := s.waitChan()
 		s.mu.Unlock()
 
 		timer, stop := s.opts.Clock.After(until.Sub(now))

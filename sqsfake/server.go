@@ -3,7 +3,6 @@ package sqsfake
 import (
 	"context"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"strconv"
@@ -55,9 +54,11 @@ type Server struct {
 	deletedAt map[string]time.Time // queue name → deletion time
 	idSeq     uint64               // message ids and sequences, queue incarnations
 	wake      chan struct{}        // closed and replaced when messages may have become receivable
+	waited    bool                 // a long poll took wake since it was made
 	tasks     moveTasks
 
 	requestSeq atomic.Uint64
+	writers    sync.Pool // *jsonWriter released by the HTTP handler
 
 	hookMu sync.Mutex
 	faults []*FaultHandle
@@ -197,8 +198,19 @@ func (s *Server) lookupArn(arn string) (*queue, bool) {
 
 // notify wakes long polls. Callers hold s.mu.
 func (s *Server) notify() {
+	if !s.waited {
+		return // nobody holds wake: no channel to replace for every message sent
+	}
 	close(s.wake)
 	s.wake = make(chan struct{})
+	s.waited = false
+}
+
+// waitChan returns the channel notify closes, for a long poll to wait on.
+// Callers hold s.mu.
+func (s *Server) waitChan() <-chan struct{} {
+	s.waited = true
+	return s.wake
 }
 
 // nextSeq returns a number never returned before by this Server. Callers
@@ -208,8 +220,23 @@ func (s *Server) nextSeq() uint64 {
 	return s.idSeq
 }
 
-func messageID(seq uint64) string {
-	return fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(seq>>48), seq&0xffffffffffff)
+func messageID(seq uint64) string { return uuidOf(seq, "0000") }
+
+// uuidOf formats n as a UUID: the top 16 bits as 8 hex digits, then
+// -mid-4000-8000-, then the low 48 bits as 12 hex digits. By hand, not with
+// fmt: it runs for every message and every request.
+func uuidOf(n uint64, mid string) string {
+	const hex = "0123456789abcdef"
+	var b [36]byte
+	hi, lo := n>>48, n&0xffffffffffff
+	for i := 7; i >= 0; i-- {
+		b[i], hi = hex[hi&0xf], hi>>4
+	}
+	copy(b[8:24], "-"+mid+"-4000-8000-")
+	for i := 35; i >= 24; i-- {
+		b[i], lo = hex[lo&0xf], lo>>4
+	}
+	return string(b[:])
 }
 
 // A receipt handle names the queue incarnation, the message and which
@@ -226,12 +253,16 @@ func parseReceiptHandle(h string) (queueID, seq uint64, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	parts := strings.Split(string(raw), "|")
-	if len(parts) != 4 || parts[0] != "sqsfake" {
+	// sqsfake|<queue>|<message>|<receive>, cut rather than split: one
+	// allocation less for every message deleted.
+	rest, ok := strings.CutPrefix(string(raw), "sqsfake|")
+	queue, rest, ok1 := strings.Cut(rest, "|")
+	message, receive, ok2 := strings.Cut(rest, "|")
+	if !ok || !ok1 || !ok2 || strings.Contains(receive, "|") {
 		return 0, 0, false
 	}
-	queueID, err1 := strconv.ParseUint(parts[1], 10, 64)
-	seq, err2 := strconv.ParseUint(parts[2], 10, 64)
+	queueID, err1 := strconv.ParseUint(queue, 10, 64)
+	seq, err2 := strconv.ParseUint(message, 10, 64)
 	if err1 != nil || err2 != nil {
 		return 0, 0, false
 	}

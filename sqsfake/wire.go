@@ -1,7 +1,6 @@
 package sqsfake
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +42,34 @@ type wireResponse struct {
 	// drop, if set, means no answer: the connection is closed (over HTTP)
 	// or the transport fails with drop (in process).
 	drop error
+	// enc, if set, is the encoder body belongs to, for release.
+	enc *jsonWriter
 }
+
+// encoder returns an encoder for an answer, from the pool if one was
+// released.
+func (s *Server) encoder() *jsonWriter {
+	if w, ok := s.writers.Get().(*jsonWriter); ok {
+		return w
+	}
+	return &jsonWriter{buf: make([]byte, 0, 512)}
+}
+
+// release returns resp's encoder to the pool once its body has been written
+// out and is referenced no more (the HTTP handler; the in-process transport
+// hands the body to the client and never releases). An encoder that grew
+// past maxPooledAnswer is left to the garbage collector, so one large
+// receive does not keep its buffer.
+func (s *Server) release(resp wireResponse) {
+	if w := resp.enc; w != nil && cap(w.buf) <= maxPooledAnswer {
+		w.buf, w.frames, w.keyed = w.buf[:0], w.frames[:0], false
+		s.writers.Put(w)
+	}
+}
+
+// maxPooledAnswer is the largest answer buffer kept for reuse: ten messages
+// of a few KiB each.
+const maxPooledAnswer = 64 << 10
 
 // wireRequest is one request as it arrived, over HTTP or in process.
 type wireRequest struct {
@@ -82,7 +108,6 @@ func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 	}
 	if err == nil {
 		body = markInvalidText(body)
-		req.zeros = probeZeros(op, body)
 		var out smithy.Serializable
 		if out, err = s.dispatch(ctx, op, body); err == nil {
 			if req.corrupt {
@@ -91,9 +116,9 @@ func (s *Server) serve(ctx context.Context, wr wireRequest) wireResponse {
 			if query {
 				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, true), body: queryResponse(op, requestID, out)}
 			} else {
-				w := &jsonWriter{buf: make([]byte, 0, 512)}
+				w := s.encoder()
 				out.Serialize(w)
-				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes()}
+				resp = wireResponse{status: http.StatusOK, header: responseHeader(requestID, false), body: w.Bytes(), enc: w}
 			}
 		}
 	}
@@ -138,8 +163,7 @@ func queryRequest(wr wireRequest) (op string, body []byte, err error) {
 }
 
 func (s *Server) requestID() string {
-	n := s.requestSeq.Add(1)
-	return fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
+	return uuidOf(s.requestSeq.Add(1), "5a5a")
 }
 
 func responseHeader(requestID string, query bool) http.Header {
@@ -203,13 +227,20 @@ func (s *Server) dispatch(ctx context.Context, op string, body []byte) (smithy.S
 }
 
 // call decodes a request body into the SDK's input type (member names are
-// the Go field names; blobs are base64, as encoding/json reads []byte) and
-// runs fn on it.
+// the Go field names; blobs are base64, as encoding/json reads []byte),
+// notes its explicit zeros, and runs fn on it. The message operations'
+// usual bodies take decodeFast; every other body encoding/json.
 func call[In any, Out smithy.Serializable](ctx context.Context, body []byte, fn func(context.Context, *In) (Out, error)) (smithy.Serializable, error) {
 	in := new(In)
 	if len(body) > 0 {
-		if err := json.Unmarshal(body, in); err != nil {
-			return nil, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+		req := requestOf(ctx)
+		var fast bool
+		if req.zeros, fast = decodeFast(body, in); !fast {
+			in = new(In)
+			req.zeros = probeZeros(in, body)
+			if err := json.Unmarshal(body, in); err != nil {
+				return nil, &smithy.GenericAPIError{Code: "SerializationException", Message: "Cannot read the request body: " + err.Error(), Fault: smithy.FaultClient}
+			}
 		}
 	}
 	out, err := fn(ctx, in)
@@ -335,10 +366,12 @@ func (h wireHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	h.s.writeResponse(w, h.s.serve(r.Context(), wireRequest{
+	resp := h.s.serve(r.Context(), wireRequest{
 		endpoint: scheme + "://" + r.Host, path: r.URL.Path, target: r.Header.Get("X-Amz-Target"),
 		contentType: r.Header.Get("Content-Type"), rawQuery: r.URL.RawQuery, body: body,
-	}))
+	})
+	h.s.writeResponse(w, resp)
+	h.s.release(resp)
 }
 
 // writeResponse sends resp, or closes the connection unanswered for a drop.
@@ -366,18 +399,31 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 		return nil, errRequestTooLarge
 	}
 	rd := http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	var buf bytes.Buffer
+	size := 512 // length unknown: grow from here as bytes arrive
 	if n := r.ContentLength; n > 0 {
-		buf.Grow(int(min(n, initialBodyBuffer)))
+		size = int(min(n, initialBodyBuffer)) + 1 // room for the read that finds the end
 	}
-	if _, err := buf.ReadFrom(rd); err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			return nil, errRequestTooLarge
+	// Read by hand: bytes.Buffer.ReadFrom wants 512 bytes free before each
+	// read, so a buffer of the declared length was copied to a bigger one
+	// before the read that found the end, on every request.
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
 		}
-		return nil, err
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				return nil, errRequestTooLarge
+			}
+			return nil, err
+		}
 	}
-	return buf.Bytes(), nil
 }
 
 // initialBodyBuffer is the most a request body reserves before its bytes

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // The SDK's input structs, into which requests are decoded, hold optional
@@ -30,15 +32,15 @@ type zeroProbe struct {
 	Entries             []struct{ DelaySeconds *int64 }
 }
 
-// probeZeros finds explicit zeros in the JSON body of op. It decodes the
-// body a second time only when it names one of the members, which
-// aws-sdk-go-v2's requests never do with a 0.
-func probeZeros(op string, body []byte) explicitZeros {
+// probeZeros finds explicit zeros in the JSON body of in's operation, for
+// bodies decodeFast left to encoding/json. It decodes the body a second
+// time only when it names one of the members.
+func probeZeros(in any, body []byte) explicitZeros {
 	var names []string
-	switch op {
-	case "ReceiveMessage":
+	switch in.(type) {
+	case *sqs.ReceiveMessageInput:
 		names = []string{`"VisibilityTimeout"`, `"WaitTimeSeconds"`, `"MaxNumberOfMessages"`}
-	case "SendMessage", "SendMessageBatch":
+	case *sqs.SendMessageInput, *sqs.SendMessageBatchInput:
 		names = []string{`"DelaySeconds"`}
 	default:
 		return explicitZeros{}
@@ -59,7 +61,7 @@ func probeZeros(op string, body []byte) explicitZeros {
 	}
 	zero := func(v *int64) bool { return v != nil && *v == 0 }
 	z := explicitZeros{visibility: zero(p.VisibilityTimeout), wait: zero(p.WaitTimeSeconds), maxMessages: zero(p.MaxNumberOfMessages), delay: zero(p.DelaySeconds)}
-	if op == "SendMessageBatch" {
+	if _, batch := in.(*sqs.SendMessageBatchInput); batch {
 		z.entryDelay = make([]bool, len(p.Entries))
 		for i, e := range p.Entries {
 			z.entryDelay[i] = zero(e.DelaySeconds)

@@ -2,12 +2,15 @@ package sqsfake
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // halfSent is a body whose client sent a few bytes of what it declared,
@@ -61,6 +64,39 @@ func TestReadBodyRefusesOversize(t *testing.T) {
 	}
 }
 
+func TestReadBodyReadsWholeBody(t *testing.T) {
+	for _, size := range []int{0, 1, 511, 512, 513, initialBodyBuffer - 1, initialBodyBuffer, initialBodyBuffer + 1, 200 << 10} {
+		body := strings.Repeat("x", size)
+		for _, declared := range []int64{int64(size), -1} {
+			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+			r.ContentLength = declared
+			got, err := readBody(httptest.NewRecorder(), r)
+			if err != nil || string(got) != body {
+				t.Errorf("size %d, declared %d: expect the body, got %d bytes, %v", size, declared, len(got), err)
+			}
+		}
+	}
+}
+
+// A body of a declared length is read into one buffer of that length (and
+// the MaxBytesReader), not copied to a bigger one before the end is found.
+func TestReadBodyAllocatesOnceForDeclaredLength(t *testing.T) {
+	body := strings.Repeat("x", 1000)
+	sr := strings.NewReader(body)
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
+	r.Body, r.ContentLength = io.NopCloser(sr), int64(len(body))
+	w := httptest.NewRecorder()
+	allocs := testing.AllocsPerRun(100, func() {
+		sr.Reset(body)
+		if _, err := readBody(w, r); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 2 {
+		t.Errorf("expect at most 2 allocations, got %v", allocs)
+	}
+}
+
 func TestMarkInvalidText(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"a":"plain"}`, `{"a":"plain"}`},
@@ -74,6 +110,46 @@ func TestMarkInvalidText(t *testing.T) {
 	} {
 		if got := string(markInvalidText([]byte(tc.in))); got != tc.want {
 			t.Errorf("%s: expect %s, got %s", tc.in, tc.want, got)
+		}
+	}
+}
+
+func TestUUIDOf(t *testing.T) {
+	for _, n := range []uint64{0, 1, 0xabcdef, 1<<48 - 1, 1 << 48, 0xfedcba9876543210, 1<<64 - 1} {
+		want := fmt.Sprintf("%08x-5a5a-4000-8000-%012x", uint32(n>>48), n&0xffffffffffff)
+		if got := uuidOf(n, "5a5a"); got != want {
+			t.Errorf("expect %s, got %s", want, got)
+		}
+	}
+}
+
+// The bodies aws-sdk-go-v2 writes for the message operations take the fast
+// path; bodies it does not accept go to encoding/json (FuzzDecodeFast
+// checks that both read what the fast path accepts alike).
+func TestDecodeFast(t *testing.T) {
+	const url = `"QueueUrl":"http://127.0.0.1:9324/123456789012/orders"`
+	for _, tc := range []struct {
+		in   any
+		body string
+		fast bool
+	}{
+		{&sqs.SendMessageInput{}, `{"DelaySeconds":5,"MessageBody":"{\"order\":42}",` + url + `}`, true},
+		{&sqs.SendMessageBatchInput{}, `{"Entries":[{"Id":"0","MessageBody":"{\"order\":42,\"items\":[\"a\",\"b\"]}"},{"Id":"1","MessageBody":"b"}],` + url + `}`, true},
+		{&sqs.ReceiveMessageInput{}, `{"MaxNumberOfMessages":10,` + url + `}`, true},
+		{&sqs.DeleteMessageInput{}, `{` + url + `,"ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}`, true},
+		{&sqs.DeleteMessageBatchInput{}, `{"Entries":[{"Id":"0","ReceiptHandle":"c3FzZmFrZXwxfDJ8MQ"}],` + url + `}`, true},
+		{&sqs.ChangeMessageVisibilityInput{}, `{` + url + `,"ReceiptHandle":"h","VisibilityTimeout":0}`, true},
+		{&sqs.ChangeMessageVisibilityBatchInput{}, `{"Entries":[{"Id":"0","ReceiptHandle":"h","VisibilityTimeout":60}],` + url + `}`, true},
+		{&sqs.SendMessageInput{}, `{"MessageAttributes":{"a":{"DataType":"String","StringValue":"x"}},"MessageBody":"b",` + url + `}`, false},
+		{&sqs.SendMessageInput{}, `{"messagebody":"b"}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":"a","MessageBody":"b"}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":null}`, false},
+		{&sqs.SendMessageInput{}, `{"DelaySeconds":1.0}`, false},
+		{&sqs.SendMessageInput{}, `{"MessageBody":"\ud800"}`, false},
+		{&sqs.CreateQueueInput{}, `{"QueueName":"q"}`, false},
+	} {
+		if _, fast := decodeFast([]byte(tc.body), tc.in); fast != tc.fast {
+			t.Errorf("%T %s: expect fast %v, got %v", tc.in, tc.body, tc.fast, fast)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package sqsrule
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // CheckGroupID reports a MessageGroupId SQS would refuse: empty, longer than
 // 128 characters, or holding a character other than alphanumerics and
@@ -54,15 +57,15 @@ func CheckBatchIDs(ids []string) error {
 	case len(ids) > MaxBatchEntries:
 		return violation(CodeTooManyEntries, "Entries", "%d entries exceed the maximum of %d", len(ids), MaxBatchEntries)
 	}
-	seen := make(map[string]struct{}, len(ids))
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := CheckBatchEntryID(id); err != nil {
 			return err
 		}
-		if _, dup := seen[id]; dup {
+		// At most ten ids: comparing with the earlier ones costs less than
+		// a map allocated for every batch.
+		if slices.Contains(ids[:i], id) {
 			return violation(CodeBatchEntryIDsNotDist, "Id", "batch entry id %q is used twice", id)
 		}
-		seen[id] = struct{}{}
 	}
 	return nil
 }
