@@ -126,7 +126,17 @@
 // entry is retried by a timer, so no call waits behind another. An entry
 // an answer lists in neither Successful nor Failed is unconfirmed, as if
 // lost in transit: retried, never reported deleted, released or extended.
-// Receive errors back off with ReceiveBackoff. A queue that does not exist
+// Receive errors back off with ReceiveBackoff.
+//
+// Throttling. SQS takes 300 calls a second per action on a FIFO queue
+// without high-throughput mode. A throttled receive, delete or visibility
+// change comes back to the consumer at once (the SDK does not retry it:
+// its wait of up to seconds would stack on the consumer's own and spend
+// the client's retry tokens), which paces itself: the action's calls in
+// flight halve, no new call of it starts for 20 ms, and they grow back by
+// an eighth of a call per round trip, settling just under the quota. A
+// throttled delete or release is tried again without counting an attempt:
+// it did nothing. A queue that does not exist
 // or denies access, to a receive, a delete or a visibility change, ends
 // Run with that error (after the usual shutdown): a consumer that cannot
 // delete would handle the same messages again and again until they reach
