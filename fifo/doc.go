@@ -66,6 +66,12 @@
 // which names it, rather than overtake it; earlier messages are unaffected.
 // Set ContinueGroupAfterFailure to send them anyway.
 //
+// A batch carries a group's consecutive messages together (the oldest
+// message with the rest of its group behind it, then other groups' runs),
+// so that batches hold few groups and many can be in flight: 30 groups
+// with messages waiting fill ten calls, where one message per group per
+// batch would fill three.
+//
 // One case cannot be prevented: SQS may accept a later entry of a group from
 // the same batch while failing an earlier one. The earlier message is then
 // retried and delivered after it (nothing is lost), and its Result says
@@ -76,8 +82,8 @@
 // say Reordered too, as do those of messages the SDK sent more than once in
 // one call beside later messages of their group. So Reordered means "may
 // sit behind a later message of its group"; a message without it does not.
-// Groups of one message per batch avoid all of this at the cost of
-// throughput.
+// A group whose messages go one per call (Send, or one message per group
+// in each SendBatch call) avoids all of this at the cost of throughput.
 //
 // Standard queues keep no order: GroupID there names a fair-queue tenant,
 // and no message waits for or is blocked by another.

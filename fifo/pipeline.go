@@ -19,13 +19,20 @@ import (
 // calls in flight, and settles each message exactly once through report. It
 // is what SendBatch and the Batcher share.
 //
-// Batches are formed from the messages that may go now, in index order (a
-// SendBatch position, or a Batcher arrival), up to ten entries and
-// MaxBatchBytes. On FIFO queues a group is in at most one call at a time:
-// its messages go in index order, the next ones wait while a call carries
-// the group, and while one of them waits to be retried the rest of the group
-// waits behind it. Other groups, and every message on a standard queue, go
-// on meanwhile, so a retrying message holds back only its own group.
+// Batches are formed from the messages that may go now, up to ten entries
+// and MaxBatchBytes: the one of lowest index (a SendBatch position, or a
+// Batcher arrival) with the rest of its group's run behind it, then, while
+// there is room, the shortest run that fits whole (a group's unsent
+// messages), or a piece of the oldest when none does. On FIFO queues a
+// group is in at most one call at a time: its messages go in index order,
+// the next ones wait while a call carries the group, and while one of them
+// waits to be retried the rest of the group waits behind it. Other groups,
+// and every message on a standard queue, go on meanwhile, so a retrying
+// message holds back only its own group. Taking a group's consecutive
+// messages together keeps the groups in each batch few, so that many
+// batches of disjoint groups can be in flight: ten groups with messages
+// waiting fill ten calls, where batches of one message per group would
+// fill one.
 //
 // One goroutine drives a pipeline (SendBatch's caller, or the Batcher's
 // dispatcher); each call runs on a goroutine of its own that hands its
@@ -120,33 +127,45 @@ func (q *pipeline) fill(ctx context.Context, partial bool) int {
 	return started
 }
 
-// next takes the next batch: the messages that may go, in index order, up
-// to ten entries and MaxBatchBytes (a message larger than MaxBatchBytes goes
-// alone). Taking a group's message brings the group's next one into
-// consideration behind it, unless SQS failed this one on its own: then it
-// travels without the rest of its group. A batch that is not full is put
-// back unless partial.
+// next takes the next batch, up to ten entries and MaxBatchBytes (a
+// message larger than MaxBatchBytes goes alone): the message of lowest
+// index that may go, followed by the later messages of its group, in
+// order, as far as they fit; then, while there is room, the shortest run
+// that fits whole (short runs leave room for others, so batches fill:
+// runs of 4, 3 and 3 make ten where 4 and 4 leave two), or, when none
+// does, the lowest one cut to fit. A message SQS failed on its own travels
+// without the rest of its group. A batch that is not full is put back
+// unless partial.
 func (q *pipeline) next(partial bool) []*prepared {
 	if !partial && !q.canFill() {
 		return nil
 	}
 	var batch []*prepared
 	bytes, full := 0, false
-	for q.ready.Len() > 0 {
+	fits := func(p *prepared) bool {
+		return len(batch) < sqsrule.MaxBatchEntries && (len(batch) == 0 || bytes+p.size <= q.s.opts.MaxBatchBytes)
+	}
+	for q.ready.Len() > 0 && !full {
 		p := q.ready.items[0]
-		if len(batch) == sqsrule.MaxBatchEntries || (len(batch) > 0 && bytes+p.size > q.s.opts.MaxBatchBytes) {
+		if len(batch) > 0 {
+			p = q.wholeRun(len(batch), bytes)
+		}
+		if !fits(p) {
 			full = true
 			break
 		}
-		heap.Pop(&q.ready)
-		batch = append(batch, p)
-		bytes += p.size
-		if g := p.group; g != nil {
-			g.msgs[0] = nil
-			g.msgs = g.msgs[1:]
-			g.held = true
-			if !p.entryFailed && len(g.msgs) > 0 {
-				heap.Push(&q.ready, g.msgs[0])
+		q.ready.remove(p)
+		for _, m := range q.runOf(p) { // taking m shrinks g.msgs, not the slice ranged over
+			if !fits(m) {
+				full = true
+				break
+			}
+			batch = append(batch, m)
+			bytes += m.size
+			if g := m.group; g != nil {
+				g.msgs[0] = nil
+				g.msgs = g.msgs[1:]
+				g.held = true
 			}
 		}
 	}
@@ -155,14 +174,64 @@ func (q *pipeline) next(partial bool) []*prepared {
 		q.putBack(batch)
 		return nil
 	}
-	// The batch's groups are in flight now: their next messages wait for it.
-	for _, p := range batch {
-		if g := p.group; g != nil && len(g.msgs) > 0 {
-			q.ready.remove(g.msgs[0])
-		}
-	}
 	q.queued -= len(batch)
 	return batch
+}
+
+// runOf is what goes with head when it goes: the unsent messages of its
+// group, in order, or head alone (a standard message, or one SQS failed on
+// its own).
+func (q *pipeline) runOf(head *prepared) []*prepared {
+	if g := head.group; g != nil && !head.entryFailed {
+		return g.msgs
+	}
+	return []*prepared{head}
+}
+
+// wholeRunScan bounds the ready heads wholeRun looks at: the top of the
+// heap, which holds the oldest (the heap's first 63 slots are its top six
+// levels), so that a batch costs the same whether 30 groups or 100,000
+// have messages waiting.
+const wholeRunScan = 63
+
+// wholeRun returns, among the oldest ready heads, the one with the
+// shortest run (the lowest index among equals) that fits whole in a batch
+// that holds n entries of bytes, or the ready head of lowest index when
+// none does.
+func (q *pipeline) wholeRun(n, bytes int) *prepared {
+	var best *prepared
+	bestLen := 0
+	for _, head := range q.ready.items[:min(len(q.ready.items), wholeRunScan)] {
+		run := q.runOf(head)
+		if n+len(run) > sqsrule.MaxBatchEntries || (best != nil && (len(run) > bestLen || (len(run) == bestLen && head.index > best.index))) {
+			continue
+		}
+		size := 0
+		for _, m := range run {
+			size += m.size
+		}
+		if bytes+size <= q.s.opts.MaxBatchBytes {
+			best, bestLen = head, len(run)
+		}
+	}
+	if best == nil {
+		return q.ready.items[0]
+	}
+	return best
+}
+
+// joinable reports whether a call in flight carries a FIFO group with
+// messages waiting behind it, which become ready when it comes back.
+func (q *pipeline) joinable() bool {
+	if q.flights == 0 {
+		return false
+	}
+	for _, g := range q.groups {
+		if g.held && len(g.msgs) > 0 && g.msgs[0].retryCause == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // canFill reports whether the messages that may go could fill a batch:
@@ -195,7 +264,7 @@ func (q *pipeline) putBack(batch []*prepared) {
 			continue
 		}
 		if len(g.msgs) > 0 {
-			q.ready.remove(g.msgs[0])
+			q.ready.remove(g.msgs[0]) // in the heap only if it was never taken
 		}
 		g.msgs = slices.Insert(g.msgs, 0, p)
 		g.held = false
