@@ -95,7 +95,7 @@ func (q *pipeline) run(ctx context.Context) {
 	for {
 		q.fill(ctx, !q.joinable())
 		if q.idle() {
-			q.stopTimer()
+			q.close()
 			return
 		}
 		select {

@@ -53,6 +53,18 @@
 // retried only when SenderFault is false. Throttling and client errors
 // stored nothing; a client error is not retried.
 //
+// SendBatch and the Batcher make throttling their own: the SDK does not
+// retry a throttled batch call (its wait of up to seconds would hold the
+// call's groups, spend the client's retry tokens and hide the throttle),
+// the messages wait SendBackoff as after any failed call (the call counts
+// as an attempt), and the pipeline slows down: its calls in flight halve,
+// no call starts for 20 ms, and they grow back by an eighth of a call per
+// round trip, so it settles just under the quota (300 calls a second per
+// action on a FIFO queue without high-throughput mode) with few calls
+// throttled. The next SendBatch call or Batcher of the same Sender starts
+// where the last left off. Send makes one call and leaves throttling to
+// the SDK.
+//
 // # Ordering
 //
 // SQS keeps the order of one FIFO group in the order messages arrive.
@@ -178,7 +190,7 @@
 // flight (10 by default: up to 10,000 messages a second at 10 ms per call),
 // each on a goroutine it joins before it returns; on FIFO queues only as
 // many as there are groups with messages to send, so throughput there comes
-// from many groups. A Batcher owns a goroutine and one per call in flight
+// from many groups, and, once SQS throttles, as many as its quota takes. A Batcher owns a goroutine and one per call in flight
 // (up to BatcherOptions.SendConcurrency, by default the Sender's); Close
 // sends what it accepted and waits for them. Each SendBatch call and each
 // Batcher has its own bound; concurrent callers add up. Send makes one call.

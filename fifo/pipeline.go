@@ -11,8 +11,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/throttle"
 )
 
 // pipeline sends prepared messages in SendMessageBatch calls, up to limit
@@ -34,6 +36,11 @@ import (
 // waiting fill ten calls, where batches of one message per group would
 // fill one.
 //
+// Within limit, a window (internal/throttle) bounds the calls in flight
+// once SQS has throttled one (a FIFO queue takes 300 calls a second per
+// action): it halves at a throttle, pauses new calls briefly, and grows
+// back slowly. It starts where the Sender's last pipeline left it.
+//
 // One goroutine drives a pipeline (SendBatch's caller, or the Batcher's
 // dispatcher); each call runs on a goroutine of its own that hands its
 // outcome back on done, and the driver settles it.
@@ -48,9 +55,10 @@ type pipeline struct {
 	waiting prepHeap          // waiting to be retried, by readyAt
 	queued  int               // messages neither settled nor in flight
 	flights int               // calls in flight
+	win     throttle.Window   // how many calls may be in flight: at most limit
 	done    chan flight
 
-	timer   *time.Timer // fires when waiting[0] is due
+	timer   *time.Timer // fires when waiting[0] is due, or the window's pause ends
 	timerAt time.Time
 }
 
@@ -69,14 +77,18 @@ type group struct {
 
 // flight is the outcome of one call.
 type flight struct {
-	batch []*prepared
-	out   *sqs.SendMessageBatchOutput
-	err   error
+	batch  []*prepared
+	ticket uint64 // in the window
+	out    *sqs.SendMessageBatchOutput
+	err    error
 }
 
 func (s *Sender) newPipeline(limit int, indexed bool, report func(*prepared, Result)) *pipeline {
+	s.winMu.Lock()
+	win := s.win.Carry(1, limit)
+	s.winMu.Unlock()
 	return &pipeline{
-		s: s, limit: limit, indexed: indexed, report: report,
+		s: s, limit: limit, indexed: indexed, report: report, win: win,
 		groups:  map[string]*group{},
 		ready:   prepHeap{less: func(a, b *prepared) bool { return a.index < b.index }},
 		waiting: prepHeap{less: func(a, b *prepared) bool { return a.readyAt.Before(b.readyAt) }},
@@ -106,6 +118,14 @@ func (q *pipeline) add(p *prepared) {
 // idle reports whether every message added so far is settled.
 func (q *pipeline) idle() bool { return q.queued == 0 && q.flights == 0 }
 
+// close hands the window to the Sender's next pipeline.
+func (q *pipeline) close() {
+	q.stopTimer()
+	q.s.winMu.Lock()
+	q.s.win = q.win
+	q.s.winMu.Unlock()
+}
+
 // fill starts calls while a slot is free and a batch can be formed; a batch
 // short of ten entries goes only when partial. It returns how many calls it
 // started. Once ctx is done it starts none and settles every message not in
@@ -116,7 +136,7 @@ func (q *pipeline) fill(ctx context.Context, partial bool) int {
 		return 0
 	}
 	started := 0
-	for q.flights < q.limit {
+	for q.flights < q.win.Limit() && q.win.Paused(time.Now()) == 0 {
 		batch := q.next(partial)
 		if len(batch) == 0 {
 			break
@@ -272,7 +292,8 @@ func (q *pipeline) putBack(batch []*prepared) {
 	}
 }
 
-// start sends batch on a goroutine of its own.
+// start sends batch on a goroutine of its own. A throttled call is the
+// pipeline's to pace (its window), so the SDK does not retry it.
 func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 	q.s.markAttempt(batch...)
 	for _, p := range batch {
@@ -280,11 +301,12 @@ func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 	}
 	in := q.s.batchInput(batch)
 	q.flights++
+	ticket := q.win.Start()
 	go func() {
 		start := q.s.obs.call()
-		out, err := q.s.client.SendMessageBatch(ctx, in)
+		out, err := q.s.client.SendMessageBatch(ctx, in, throttle.SDKOption)
 		q.s.obs.called(ctx, start, err)
-		q.done <- flight{batch: batch, out: out, err: err}
+		q.done <- flight{batch: batch, ticket: ticket, out: out, err: err}
 	}()
 }
 
@@ -293,6 +315,12 @@ func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 // retry, which wait SendBackoff at the head of their groups.
 func (q *pipeline) complete(ctx context.Context, f flight) {
 	q.flights--
+	switch {
+	case f.err == nil:
+		q.win.Grow()
+	case backoff.IsThrottle(f.err):
+		q.win.Cut(f.ticket, time.Now())
+	}
 	var retry, failed []*prepared
 	var cause error
 	switch {
@@ -454,13 +482,22 @@ func (q *pipeline) release(batch []*prepared) {
 }
 
 // retryDue returns a channel that delivers when the earliest waiting retry
-// is due, or nil when none waits.
+// is due, or when the window's pause ends while messages are ready, or nil
+// when neither waits.
 func (q *pipeline) retryDue() <-chan time.Time {
-	if q.waiting.Len() == 0 {
+	var at time.Time
+	if q.waiting.Len() > 0 {
+		at = q.waiting.items[0].readyAt
+	}
+	if now := time.Now(); q.ready.Len() > 0 {
+		if d := q.win.Paused(now); d > 0 && (at.IsZero() || now.Add(d).Before(at)) {
+			at = now.Add(d)
+		}
+	}
+	if at.IsZero() {
 		q.stopTimer()
 		return nil
 	}
-	at := q.waiting.items[0].readyAt
 	if q.timer == nil || !at.Equal(q.timerAt) {
 		q.stopTimer()
 		q.timer, q.timerAt = time.NewTimer(time.Until(at)), at
