@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/internal/drainbench"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -52,10 +53,8 @@ func drainFIFO(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxq
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	select {
-	case <-all:
-	case err := <-done:
-		tb.Fatalf("Run ended early: %v", err)
+	if err := drainbench.AwaitDeleted(c, n, all, done); err != nil {
+		tb.Fatal(err)
 	}
 	return func() {
 		cancel()

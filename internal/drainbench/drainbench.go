@@ -8,6 +8,7 @@ package drainbench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -141,16 +142,35 @@ func Consumer(optFns ...func(*consumer.Options)) RunFunc {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- c.Run(ctx) }()
-		select {
-		case <-all:
-		case err := <-done:
-			b.Fatalf("Run ended early: %v", err)
+		if err := AwaitDeleted(c, n, all, done); err != nil {
+			b.Fatal(err)
 		}
 		return func() {
 			cancel()
 			if err := <-done; err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// AwaitDeleted waits until c has deleted n messages: when its Deleted hook
+// closes all, or, should hooks fall behind and drop signals (they do, by
+// design, when the machine is too busy to report them), when its Stats say
+// so, polled every 2 ms. It returns Run's error if Run ends first (done).
+func AwaitDeleted(c *consumer.Consumer, n int, all <-chan struct{}, done <-chan error) error {
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-all:
+			return nil
+		case <-tick.C:
+			if c.Stats().Deleted >= int64(n) {
+				return nil
+			}
+		case err := <-done:
+			return fmt.Errorf("Run ended early: %v", err)
 		}
 	}
 }
