@@ -12,9 +12,9 @@ import (
 
 // BenchmarkConsume drains b.N pre-loaded messages with a no-op handler (one
 // op is one message) and reports messages/s over the whole run and in
-// steady state (the second half of the deletions), the run's ceiling and
-// the steady rate's fraction of it (see drainbench.Measure), and API calls
-// per message, at 0, 10 and 20 ms added per call, on sqsfake and on the
+// steady state (see fauxqs.Progress.Steady), the run's ceiling and the
+// steady rate's fraction of it (see drainbench.Measure), and API calls per
+// message, at 0, 10 and 20 ms added per call, on sqsfake and on the
 // fauxqs emulator, in one run: the Consumer as users run it (Concurrency
 // 32, every other option at its default), with telemetry on, a competent
 // hand-written loop (4 pollers, receive 10 and DeleteMessageBatch) and the

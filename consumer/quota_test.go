@@ -90,8 +90,8 @@ func TestDrainKeepsFIFOOrderAtTheQuota(t *testing.T) {
 // on sqsfake, with the SDK's standard retryer and 0, 10 and 20 ms added to
 // every request, with the Consumer as users run it, and checks each
 // group's order. It reports msgs/s over the whole run and in steady state
-// (the second half of the deletions), the steady rate's fraction of the
-// 3,000 ceiling (of-ceiling), the fraction of requests throttled, and
+// (see fauxqs.Progress.Steady), the steady rate's fraction of the 3,000
+// ceiling (of-ceiling), the fraction of requests throttled, and
 // calls/msg (every request, throttled ones and the SDK's retries
 // included). Run with -benchtime 9000x.
 func BenchmarkConsumeFIFOQuota(b *testing.B) {

@@ -202,7 +202,7 @@ func TestSendBatchPacesItselfAtTheQuota(t *testing.T) {
 // request: SendBatch with 1,000 and 100 messages per call, and the Batcher
 // under 256 callers, each sending one group's messages one at a time. It
 // checks each group's order and reports msgs/s over the whole run and in
-// steady state (the second half of the messages stored), the steady rate's
+// steady state (see fauxqs.Progress.Steady), the steady rate's
 // fraction of the 3,000 ceiling (of-ceiling), the fraction of requests
 // throttled, calls/msg (every request), and the calls in flight, at the
 // peak and on average. Run with -benchtime 9000x.

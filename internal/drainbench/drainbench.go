@@ -86,7 +86,7 @@ func WarmUp(b *testing.B, be fauxqs.Backend, rows []Row) {
 
 // Measure loads b.N messages, drains them with r on be, where latency is
 // added to every call, and reports msgs/s over the whole run, the steady
-// rate (steady-msgs/s, the second half of the deletions), the run's
+// rate (steady-msgs/s: see fauxqs.Progress.Steady), the run's
 // ceiling (ceiling-msgs/s: see Ceilings.Of) and the steady rate's fraction
 // of it (of-ceiling), calls/msg, B/msg and allocs/msg. A run at 0 ms
 // records the backend's 0 ms rate in c.

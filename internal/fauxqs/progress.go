@@ -22,20 +22,23 @@ func (p *Progress) Add(k int) {
 	p.mu.Unlock()
 }
 
-// Steady returns the rate of the second half of the first n messages done:
-// messages a second once a run is past its ramp (concurrency growing,
-// connections opening, a quota's burst spent), or 0 when fewer than 4
-// were recorded.
+// Steady returns the steady-state rate of the first n messages done:
+// messages a second from the one at n/2 to the one at 95 % of n, past the
+// ramp (concurrency growing, connections opening, a quota's burst spent)
+// and before the run's end, where the queue runs dry (receives come back
+// short and the last deletes wait out their linger). It returns 0 when
+// fewer than 20 were recorded.
 func (p *Progress) Steady(n int) float64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n = min(n, len(p.at))
-	if n < 4 {
+	if n < 20 {
 		return 0
 	}
-	from, to := p.at[n/2], p.at[n-1]
+	first, last := n/2, n-1-n/20
+	from, to := p.at[first], p.at[last]
 	if !to.After(from) {
 		return 0
 	}
-	return float64(n-1-n/2) / to.Sub(from).Seconds()
+	return float64(last-first) / to.Sub(from).Seconds()
 }
