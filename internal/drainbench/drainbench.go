@@ -20,6 +20,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // Row is one way to drain a queue: Run handles n messages of url, tells d
@@ -86,12 +87,16 @@ func WarmUp(b *testing.B, be fauxqs.Backend, rows []Row) {
 
 // Measure loads b.N messages, drains them with r on be, where latency is
 // added to every call, and reports msgs/s over the whole run, the steady
-// rate (steady-msgs/s: see fauxqs.Progress.Steady), the run's
-// ceiling (ceiling-msgs/s: see Ceilings.Of) and the steady rate's fraction
-// of it (of-ceiling), calls/msg, B/msg and allocs/msg. A run at 0 ms
-// records the backend's 0 ms rate in c.
+// rate (steady-msgs/s: see fauxqs.Progress.Steady), the run's ceiling
+// (ceiling-msgs/s: see Ceilings.Of) and the steady rate's fraction of it
+// (of-ceiling), the mean round trip of the receives that brought messages
+// (recv-rtt-ms: the latency added, and what the backend and the client
+// take on top; rows that call be.API only), calls/msg, B/msg and
+// allocs/msg. A run at 0 ms records the backend's 0 ms rate in c.
 func Measure(b *testing.B, be fauxqs.Backend, latency time.Duration, c *Ceilings, r Row) {
 	url := be.Queue(b, b.N)
+	rtt := &receiveTimer{API: be.API}
+	be.API = rtt
 	d := &fauxqs.Progress{}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -108,6 +113,9 @@ func Measure(b *testing.B, be fauxqs.Backend, latency time.Duration, c *Ceilings
 		return
 	}
 	b.ReportMetric(steady, "steady-msgs/s")
+	if ms := rtt.mean(); ms > 0 {
+		b.ReportMetric(ms, "recv-rtt-ms")
+	}
 	if latency == 0 {
 		c.saw0ms(steady)
 	}
@@ -152,6 +160,37 @@ func Consumer(optFns ...func(*consumer.Options)) RunFunc {
 			}
 		}
 	}
+}
+
+// receiveTimer times the receives that bring messages.
+type receiveTimer struct {
+	sqsfake.API
+	mu    sync.Mutex
+	total time.Duration
+	n     int
+}
+
+func (t *receiveTimer) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	start := time.Now()
+	out, err := t.API.ReceiveMessage(ctx, in, optFns...)
+	if err == nil && len(out.Messages) > 0 {
+		took := time.Since(start)
+		t.mu.Lock()
+		t.total += took
+		t.n++
+		t.mu.Unlock()
+	}
+	return out, err
+}
+
+// mean returns the mean round trip in milliseconds, 0 when none was timed.
+func (t *receiveTimer) mean() float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.n == 0 {
+		return 0
+	}
+	return float64(t.total) / float64(t.n) / float64(time.Millisecond)
 }
 
 // AwaitDeleted waits until c has deleted n messages: when its Deleted hook
