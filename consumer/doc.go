@@ -69,7 +69,8 @@
 // transport with as many idle connections per host (docs/consumer.md). Run
 // returns at most Options.ShutdownTimeout + 1 s after its ctx is done,
 // whatever handlers and SQS do: keep that under your platform's grace
-// period.
+// period. A throttled call slows the consumer itself (SQS takes 300 calls a
+// second per action on a FIFO queue): docs/consumer.md says how.
 //
 // # Errors
 //

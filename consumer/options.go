@@ -92,14 +92,17 @@ type Tuning struct {
 	ReceiveConcurrency int
 	// MaxReceiveConcurrency bounds concurrent receives. Receives grow from
 	// ReceiveConcurrency toward it while they come back full and there are
-	// free places, and shrink back when they come back empty. With ten
+	// free places, and shrink back when they come back empty; a throttled
+	// receive halves them, and they then grow by an eighth of a receive
+	// per round trip (see the package doc's Throttling). With ten
 	// messages per call, n receives in flight move up to n × 10 ÷ latency
 	// messages/s. ReceiveConcurrency to 1,000. Default 24.
 	MaxReceiveConcurrency int
 	// DeleteConcurrency bounds the DeleteMessageBatch and
 	// ChangeMessageVisibilityBatch calls in flight (deletes, releases and
-	// heartbeat extensions share it). 1 to 1,000. Default 24, matching
-	// MaxReceiveConcurrency's throughput.
+	// heartbeat extensions share it); once one of them is throttled, each
+	// action's calls in flight halve and grow back slowly below it.
+	// 1 to 1,000. Default 24, matching MaxReceiveConcurrency's throughput.
 	DeleteConcurrency int
 	// MaxInFlight bounds the messages held at once, and so memory: received,
 	// waiting for a handler, running, or being deleted or released. A

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"maps"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,6 +17,7 @@ import (
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
+	"github.com/sqskit/sqskit/internal/throttle"
 )
 
 // receiveState is how many receives may run at once. Guarded by run.mu.
@@ -24,10 +26,32 @@ import (
 // receives only while i < target. The target starts at ReceiveConcurrency,
 // grows by one for each receive that came back full (so it doubles per
 // round trip while the queue has a backlog) and shrinks by one for each
-// that came back empty, never below the floor: an idle queue costs one long
-// poll per floor receiver per WaitTime.
+// that came back empty or failed, never below the floor: an idle queue
+// costs one long poll per floor receiver per WaitTime.
+//
+// A throttled receive (the queue's quota is spent: 300 receives a second
+// on a FIFO queue) halves the target, once per round trip, and from then
+// on a full receive grows it by a quarter of a receiver per round trip:
+// the receives settle just under the quota, which a few throttled calls
+// per cycle probe, instead of doubling into it again (see package
+// internal/throttle).
 type receiveState struct {
-	target int
+	target int // win.Limit(), read by receivers and checkLocked
+	win    throttle.Window
+}
+
+func newReceiveState(floor, ceiling int) receiveState {
+	return receiveState{target: floor, win: throttle.NewWindow(floor, ceiling, floor)}
+}
+
+// set makes target follow the window after a change, and wakes the
+// receivers a larger target lets in.
+func (s *receiveState) set(turnCond *sync.Cond) {
+	old := s.target
+	s.target = s.win.Limit()
+	if s.target > old {
+		turnCond.Broadcast()
+	}
 }
 
 // receive is receiver idx's loop: it waits for its turn and for free
@@ -42,8 +66,12 @@ func (r *run) receive(ctx context.Context, idx int) {
 	}
 	errWaits := backoff.NewIterator(r.o.ReceiveBackoff)
 	for {
-		n, wait, ok := r.awaitTurn(idx)
+		n, wait, pause, ok := r.awaitTurn(idx)
 		if !ok {
+			return
+		}
+		if pause > 0 && !backoff.Sleep(ctx, pause) { // a receive was throttled: the quota is spent
+			r.unreserve(n)
 			return
 		}
 		paced := 0 // messages asked for under RateLimit, until the receive returns
@@ -65,6 +93,9 @@ func (r *run) receive(ctx context.Context, idx int) {
 			vis = int32(r.o.VisibilityTimeout / time.Second)
 		default:
 		}
+		r.mu.Lock()
+		ticket := r.recv.win.Start()
+		r.mu.Unlock()
 		for {
 			cctx, call := r.obs.startCall(ctx, telemetry.OperationReceive, telemetry.OperationReceive, 0)
 			out, err := recv.Receive(cctx, &sqs.ReceiveMessageInput{
@@ -73,7 +104,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 				VisibilityTimeout:           vis,
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
-			})
+			}, throttle.SDKOption) // a throttled receive is ours to pace, not the SDK's to retry
 			call.endReceive(ctx, out, err)
 			if paced > 0 {
 				got := 0
@@ -102,7 +133,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			if ctx.Err() != nil {
 				return
 			}
-			r.receiveFailed()
+			r.receiveFailed(ticket, err)
 			if sqserr.Final(err) {
 				r.log.LogAttrs(ctx, slog.LevelError, "consumer: receive failed for good", slog.String("error", err.Error()))
 				if retrySame {
@@ -124,6 +155,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			r.mu.Lock()
 			r.guard.retrying(idx, time.Now(), n, wait)
+			ticket = r.recv.win.Start()
 			r.mu.Unlock()
 		}
 	}
@@ -146,20 +178,21 @@ func receiveWait(it *backoff.Iterator) (d time.Duration) {
 }
 
 // awaitTurn blocks until receiver idx may receive, reserves places and
-// returns how many messages to ask for and how long to wait. It returns
-// false once receiving has stopped.
+// returns how many messages to ask for, how long to wait, and how long to
+// pause first (a receive was just throttled). It returns false once
+// receiving has stopped.
 //
 // A receive needs idx < target, fewer than Concurrency messages already
 // waiting for a handler, and places: ten, or fewer when that is all there
 // is, no message is waiting and no other receive is on its way (so idle
 // handlers are fed at once, while under load receives come back full).
-func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
+func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
 		switch {
 		case r.pollDone:
-			return 0, 0, false
+			return 0, 0, 0, false
 		case idx >= r.recv.target:
 			// A place freed while this receiver waited for one is for
 			// another: pass the wake-up on.
@@ -180,9 +213,10 @@ func (r *run) awaitTurn(idx int) (n int, wait time.Duration, ok bool) {
 			r.placeCond.Wait()
 			continue
 		}
-		n, wait = r.guard.size(idx, time.Now(), n, r.o.WaitTime)
+		now := time.Now()
+		n, wait = r.guard.size(idx, now, n, r.o.WaitTime)
 		r.reserved += n
-		return n, wait, true
+		return n, wait, r.recv.win.Paused(now), true
 	}
 }
 
@@ -203,10 +237,17 @@ func (r *run) unreserve(n int) {
 	r.placeCond.Signal()
 }
 
-// receiveFailed shrinks the target after an error, like an empty receive.
-func (r *run) receiveFailed() {
+// receiveFailed shrinks the target after the receive with ticket failed
+// with err: by one, like an empty receive, or, when it was throttled, by
+// half (see receiveState).
+func (r *run) receiveFailed(ticket uint64, err error) {
 	r.mu.Lock()
-	r.recv.target = max(r.recv.target-1, r.o.ReceiveConcurrency)
+	if backoff.IsThrottle(err) {
+		r.recv.win.Cut(ticket, time.Now())
+	} else {
+		r.recv.win.Shrink()
+	}
+	r.recv.set(r.turnCond)
 	r.mu.Unlock()
 }
 
@@ -322,10 +363,10 @@ func (r *run) newInflight(sm *types.Message, now time.Time) *inflight {
 // and got got messages. Callers hold r.mu.
 func (r *run) adaptLocked(asked, got int) {
 	switch {
-	case got >= asked && r.recv.target < r.o.MaxReceiveConcurrency:
-		r.recv.target++
-		r.turnCond.Broadcast()
-	case got == 0 && r.recv.target > r.o.ReceiveConcurrency:
-		r.recv.target--
+	case got >= asked:
+		r.recv.win.Grow()
+	case got == 0:
+		r.recv.win.Shrink()
 	}
+	r.recv.set(r.turnCond)
 }

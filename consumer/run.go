@@ -208,7 +208,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	defer stopPoll()
 	r := &run{
 		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
-		intake: intake{recv: receiveState{target: o.ReceiveConcurrency}, guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency)},
+		intake: intake{recv: newReceiveState(o.ReceiveConcurrency, o.MaxReceiveConcurrency), guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency)},
 		ledger: ledger{tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure)},
 	}
 	if c.runStarted != nil {

@@ -11,9 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
+	"github.com/sqskit/sqskit/internal/throttle"
 )
 
 // transitMargin is the time a call may take to reach SQS, and by which the
@@ -27,7 +29,7 @@ const transitMargin = 250 * time.Millisecond
 // settleAttempts bounds the tries of a delete or release entry that keeps
 // failing in a retryable way (after the SDK's own retries); after them a
 // deleted message is left to come back (at least once), a released one to
-// its visibility timeout.
+// its visibility timeout. Throttled calls, which did nothing, do not count.
 const settleAttempts = 5
 
 // changeKind is what a visibility change is for.
@@ -63,6 +65,12 @@ type deleteEntry struct {
 // DeleteLinger, or when no message is waiting or running, since nothing
 // could then join it soon. A failed entry that may succeed later is queued
 // again after a delay, by a timer: no call ever waits behind another.
+//
+// Each action has its own quota on SQS (300 calls a second on a FIFO
+// queue), so deletes and visibility changes each have a window of calls
+// in flight (internal/throttle): DeleteConcurrency until a call of theirs
+// is throttled, then halved and grown back slowly. Entries waiting for a
+// smaller window fill their batches meanwhile, so fewer calls carry them.
 type settler struct {
 	r      *run
 	limit  int
@@ -72,7 +80,8 @@ type settler struct {
 	drained   *sync.Cond
 	deletes   []deleteEntry
 	changes   []visChange
-	calls     int
+	calls     int                    // calls in flight, deletes and changes
+	del, chg  callWindow             // each action's window
 	retries   map[*time.Timer]func() // entries waiting for their retry timer, and how to queue them again
 	lingering bool                   // the linger timer is set, or its callback has yet to run
 	lingerEnd bool                   // the oldest pending delete has waited DeleteLinger
@@ -81,8 +90,35 @@ type settler struct {
 	timer     *time.Timer
 }
 
+// callWindow is one action's window and its calls in flight.
+type callWindow struct {
+	throttle.Window
+	calls  int
+	waking bool // a timer pumps when the window's pause ends
+}
+
+// open reports whether w may start a call now. While a throttle's pause
+// holds it back, a timer pumps again at the pause's end. Callers hold
+// s.mu.
+func (s *settler) open(w *callWindow) bool {
+	if w.calls >= w.Limit() {
+		return false
+	}
+	d := w.Paused(time.Now())
+	if d == 0 || s.r.apiCtx.Err() != nil { // past the shutdown bound: calls fail at once anyway
+		return true
+	}
+	if !w.waking {
+		w.waking = true
+		s.retryLaterLocked(d, func() { w.waking = false })
+	}
+	return false
+}
+
 func newSettler(r *run) *settler {
-	s := &settler{r: r, limit: r.o.DeleteConcurrency, linger: r.o.DeleteLinger, retries: map[*time.Timer]func(){}}
+	n := r.o.DeleteConcurrency
+	s := &settler{r: r, limit: n, linger: r.o.DeleteLinger, retries: map[*time.Timer]func(){},
+		del: callWindow{Window: throttle.NewWindow(1, n, n)}, chg: callWindow{Window: throttle.NewWindow(1, n, n)}}
 	s.drained = sync.NewCond(&s.mu)
 	s.timer = time.AfterFunc(time.Hour, s.lingerOver)
 	s.timer.Stop()
@@ -187,18 +223,20 @@ func (s *settler) abandon() {
 func (s *settler) pumpLocked() {
 	for s.calls < s.limit {
 		switch {
-		case len(s.changes) >= sqsrule.MaxBatchEntries || (len(s.changes) > 0 && s.plugs == 0):
+		case (len(s.changes) >= sqsrule.MaxBatchEntries || (len(s.changes) > 0 && s.plugs == 0)) && s.open(&s.chg):
 			batch := takeFront(&s.changes)
 			s.calls++
-			go s.sendChanges(batch)
-		case len(s.deletes) >= sqsrule.MaxBatchEntries || (len(s.deletes) > 0 && (s.lingerEnd || s.flushAll || s.r.busy.Load() == 0)):
+			s.chg.calls++
+			go s.sendChanges(batch, s.chg.Start())
+		case (len(s.deletes) >= sqsrule.MaxBatchEntries || (len(s.deletes) > 0 && (s.lingerEnd || s.flushAll || s.r.busy.Load() == 0))) && s.open(&s.del):
 			batch := takeFront(&s.deletes)
 			if len(s.deletes) == 0 {
 				s.lingerEnd = false
 				s.stopLingerLocked()
 			}
 			s.calls++
-			go s.sendDeletes(batch)
+			s.del.calls++
+			go s.sendDeletes(batch, s.del.Start())
 		default:
 			if len(s.deletes) > 0 && !s.lingering && !s.lingerEnd {
 				s.lingering = true
@@ -220,22 +258,42 @@ func takeFront[T any](q *[]T) []T {
 	return batch
 }
 
-// ended records the end of a call and sends what waits.
-func (s *settler) ended() {
+// learn tells w how its call with ticket ended, before the call's entries
+// are queued again: a throttled call pauses and narrows w, an answered one
+// (err nil) widens it.
+func (s *settler) learn(w *callWindow, ticket uint64, err error) {
+	s.mu.Lock()
+	switch {
+	case err == nil:
+		w.Grow()
+	case backoff.IsThrottle(err):
+		w.Cut(ticket, time.Now())
+	}
+	s.mu.Unlock()
+}
+
+// ended records the end of a call of w and sends what waits.
+func (s *settler) ended(w *callWindow) {
 	s.mu.Lock()
 	s.calls--
+	w.calls--
 	s.pumpLocked()
 	s.drained.Broadcast()
 	s.mu.Unlock()
 }
 
-// retryLater queues a failed entry again after a delay that grows with its
-// attempt. requeue runs with s.mu held.
-func (s *settler) retryLater(attempt int, requeue func()) {
+// retryLater queues a failed entry again after d. requeue runs with s.mu
+// held.
+func (s *settler) retryLater(d time.Duration, requeue func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.retryLaterLocked(d, requeue)
+}
+
+// retryLaterLocked is retryLater for callers that hold s.mu.
+func (s *settler) retryLaterLocked(d time.Duration, requeue func()) {
 	var t *time.Timer
-	t = time.AfterFunc(time.Duration(attempt)*100*time.Millisecond, func() {
+	t = time.AfterFunc(d, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if _, waiting := s.retries[t]; !waiting {
@@ -249,10 +307,22 @@ func (s *settler) retryLater(attempt int, requeue func()) {
 	s.retries[t] = requeue
 }
 
-// mayRetry reports whether a failed entry of attempt may be tried again: a
-// failure that may pass, tries left, and Run not past its shutdown bound.
-func (s *settler) mayRetry(err error, attempt int) bool {
-	return retryable(err) && attempt+1 < settleAttempts && s.r.apiCtx.Err() == nil
+// retryDelay says whether a failed entry of attempt may be tried again, and
+// after how long: a throttled call's at once, without counting an attempt
+// (it did nothing; its action's window pauses and narrows); another
+// failure that may pass after 100 ms per attempt, while tries are left;
+// none once Run is past its shutdown bound. next is the entry's attempt
+// count for its next try.
+func (s *settler) retryDelay(err error, attempt int) (d time.Duration, next int, ok bool) {
+	switch {
+	case s.r.apiCtx.Err() != nil || !retryable(err):
+		return 0, attempt, false
+	case backoff.IsThrottle(err):
+		return 0, attempt, true
+	case attempt+1 < settleAttempts:
+		return time.Duration(attempt+1) * 100 * time.Millisecond, attempt + 1, true
+	}
+	return 0, attempt, false
 }
 
 // sendDeletes deletes a batch with each message's latest receipt handle. A
@@ -261,8 +331,8 @@ func (s *settler) mayRetry(err error, attempt int) bool {
 // standard queue a stale handle's delete succeeds without deleting. For the
 // same reason a delete whose answer came back after the lapse (an SDK
 // retry, a slow link) is not reported as done but as a lost lease.
-func (s *settler) sendDeletes(batch []deleteEntry) {
-	defer s.ended()
+func (s *settler) sendDeletes(batch []deleteEntry, ticket uint64) {
+	defer s.ended(&s.del)
 	r := s.r
 	now := time.Now()
 	entries := make([]types.DeleteMessageBatchRequestEntry, 0, len(batch))
@@ -291,8 +361,9 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 		return
 	}
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationDelete, len(entries))
-	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	out, err := r.c.client.DeleteMessageBatch(ctx, &sqs.DeleteMessageBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries}, throttle.SDKOption)
 	answered := time.Now()
+	s.learn(&s.del, ticket, err)
 	call.end(ctx, -1, err)
 	s.finalError(err)
 	failed := batchFailures(out, err, len(sent))
@@ -307,11 +378,14 @@ func (s *settler) sendDeletes(batch []deleteEntry) {
 				continue
 			}
 			r.deleted(e.t, s.lapsedBy(e.t, answered))
-		case s.mayRetry(ferr, e.attempt):
-			e.attempt++
-			s.retryLater(e.attempt, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
 		default:
-			r.deleted(e.t, ferr)
+			d, next, ok := s.retryDelay(ferr, e.attempt)
+			if !ok {
+				r.deleted(e.t, ferr)
+				continue
+			}
+			e.attempt = next
+			s.retryLater(d, func() { s.deletes = append(s.deletes, e); s.lingerEnd = true })
 		}
 	}
 }
@@ -343,8 +417,8 @@ func (s *settler) requeueDelete(e deleteEntry) {
 }
 
 // sendChanges changes the visibility of a batch and reports each entry.
-func (s *settler) sendChanges(batch []visChange) {
-	defer s.ended()
+func (s *settler) sendChanges(batch []visChange, ticket uint64) {
+	defer s.ended(&s.chg)
 	r := s.r
 	entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(batch))
 	handles := make([]string, len(batch))
@@ -359,16 +433,19 @@ func (s *settler) sendChanges(batch []visChange) {
 	r.mu.Unlock()
 	sent := time.Now()
 	ctx, call := r.obs.startCall(r.apiCtx, telemetry.OperationSettle, telemetry.OperationVisibility, len(entries))
-	out, err := r.c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries})
+	out, err := r.c.client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(r.c.queueURL), Entries: entries}, throttle.SDKOption)
+	s.learn(&s.chg, ticket, err)
 	call.end(ctx, -1, err)
 	s.finalError(err)
 	failed := batchFailures(out, err, len(batch))
 	for i, c := range batch {
 		ferr := failed[i]
-		if ferr != nil && c.kind != changeExtend && s.mayRetry(ferr, c.attempt) {
-			c.attempt++
-			s.retryLater(c.attempt, func() { s.changes = append(s.changes, c) })
-			continue
+		if ferr != nil && c.kind != changeExtend {
+			if d, next, ok := s.retryDelay(ferr, c.attempt); ok {
+				c.attempt = next
+				s.retryLater(d, func() { s.changes = append(s.changes, c) })
+				continue
+			}
 		}
 		if ferr != nil {
 			r.log.LogAttrs(r.apiCtx, slog.LevelWarn, "consumer: change visibility failed", slog.String("error", ferr.Error()))

@@ -13,9 +13,11 @@ import (
 
 // SendBatch sends msgs with as few SendMessageBatch calls as the limits
 // allow (10 entries, MaxBatchBytes), up to SendConcurrency calls in flight,
-// and returns one Result per message, in order. Batches hold messages in
-// the order given. On a FIFO queue each group's messages reach the queue in
-// that order:
+// and returns one Result per message, in order. Each batch holds a group's
+// messages in the order given, and the oldest message's group first; a
+// batch short of ten waits while a call in flight may free messages to
+// fill it. On a FIFO queue each group's messages reach the queue in that
+// order:
 //
 //   - a group is in at most one call at a time: batches in flight hold
 //     disjoint groups, and a group's later messages wait until its earlier
@@ -85,13 +87,15 @@ type blockage struct {
 	cause error
 }
 
-// run drives q until every message is settled.
+// run drives q until every message is settled. A batch short of ten goes
+// only once no call in flight carries a group with messages behind it:
+// until then, those messages may still fill it.
 func (q *pipeline) run(ctx context.Context) {
 	ctxDone := ctx.Done()
 	for {
-		q.fill(ctx, true)
+		q.fill(ctx, !q.joinable())
 		if q.idle() {
-			q.stopTimer()
+			q.close()
 			return
 		}
 		select {

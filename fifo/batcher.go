@@ -151,7 +151,7 @@ func (b *Batcher) dispatch() {
 			if linger != nil {
 				linger.Stop()
 			}
-			q.stopTimer()
+			q.close()
 			return
 		}
 		if lingerC == nil && q.queued > 0 && !lingered {

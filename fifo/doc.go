@@ -53,6 +53,18 @@
 // retried only when SenderFault is false. Throttling and client errors
 // stored nothing; a client error is not retried.
 //
+// SendBatch and the Batcher make throttling their own: the SDK does not
+// retry a throttled batch call (its wait of up to seconds would hold the
+// call's groups, spend the client's retry tokens and hide the throttle),
+// the messages wait SendBackoff as after any failed call (the call counts
+// as an attempt), and the pipeline slows down: its calls in flight halve,
+// no call starts for 20 ms, and they grow back by an eighth of a call per
+// round trip, so it settles just under the quota (300 calls a second per
+// action on a FIFO queue without high-throughput mode) with few calls
+// throttled. The next SendBatch call or Batcher of the same Sender starts
+// where the last left off. Send makes one call and leaves throttling to
+// the SDK.
+//
 // # Ordering
 //
 // SQS keeps the order of one FIFO group in the order messages arrive.
@@ -66,6 +78,12 @@
 // which names it, rather than overtake it; earlier messages are unaffected.
 // Set ContinueGroupAfterFailure to send them anyway.
 //
+// A batch carries a group's consecutive messages together (the oldest
+// message with the rest of its group behind it, then other groups' runs),
+// so that batches hold few groups and many can be in flight: 30 groups
+// with messages waiting fill ten calls, where one message per group per
+// batch would fill three.
+//
 // One case cannot be prevented: SQS may accept a later entry of a group from
 // the same batch while failing an earlier one. The earlier message is then
 // retried and delivered after it (nothing is lost), and its Result says
@@ -76,8 +94,8 @@
 // say Reordered too, as do those of messages the SDK sent more than once in
 // one call beside later messages of their group. So Reordered means "may
 // sit behind a later message of its group"; a message without it does not.
-// Groups of one message per batch avoid all of this at the cost of
-// throughput.
+// A group whose messages go one per call (Send, or one message per group
+// in each SendBatch call) avoids all of this at the cost of throughput.
 //
 // Standard queues keep no order: GroupID there names a fair-queue tenant,
 // and no message waits for or is blocked by another.
@@ -172,7 +190,7 @@
 // flight (10 by default: up to 10,000 messages a second at 10 ms per call),
 // each on a goroutine it joins before it returns; on FIFO queues only as
 // many as there are groups with messages to send, so throughput there comes
-// from many groups. A Batcher owns a goroutine and one per call in flight
+// from many groups, and, once SQS throttles, as many as its quota takes. A Batcher owns a goroutine and one per call in flight
 // (up to BatcherOptions.SendConcurrency, by default the Sender's); Close
 // sends what it accepted and waits for them. Each SendBatch call and each
 // Batcher has its own bound; concurrent callers add up. Send makes one call.

@@ -38,8 +38,8 @@ func Example() {
 	// Output:
 	// same message id for the duplicate: true
 	// alice: created
-	// bob: created
 	// alice: paid
+	// bob: created
 }
 
 // On a standard queue a retry after a lost acknowledgement leaves a second

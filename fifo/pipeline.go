@@ -11,21 +11,35 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/throttle"
 )
 
 // pipeline sends prepared messages in SendMessageBatch calls, up to limit
 // calls in flight, and settles each message exactly once through report. It
 // is what SendBatch and the Batcher share.
 //
-// Batches are formed from the messages that may go now, in index order (a
-// SendBatch position, or a Batcher arrival), up to ten entries and
-// MaxBatchBytes. On FIFO queues a group is in at most one call at a time:
-// its messages go in index order, the next ones wait while a call carries
-// the group, and while one of them waits to be retried the rest of the group
-// waits behind it. Other groups, and every message on a standard queue, go
-// on meanwhile, so a retrying message holds back only its own group.
+// Batches are formed from the messages that may go now, up to ten entries
+// and MaxBatchBytes: the one of lowest index (a SendBatch position, or a
+// Batcher arrival) with the rest of its group's run behind it, then, while
+// there is room, the shortest run that fits whole (a group's unsent
+// messages), or a piece of the oldest when none does. On FIFO queues a
+// group is in at most one call at a time: its messages go in index order,
+// the next ones wait while a call carries the group, and while one of them
+// waits to be retried the rest of the group waits behind it. Other groups,
+// and every message on a standard queue, go on meanwhile, so a retrying
+// message holds back only its own group. Taking a group's consecutive
+// messages together keeps the groups in each batch few, so that many
+// batches of disjoint groups can be in flight: ten groups with messages
+// waiting fill ten calls, where batches of one message per group would
+// fill one.
+//
+// Within limit, a window (internal/throttle) bounds the calls in flight
+// once SQS has throttled one (a FIFO queue takes 300 calls a second per
+// action): it halves at a throttle, pauses new calls briefly, and grows
+// back slowly. It starts where the Sender's last pipeline left it.
 //
 // One goroutine drives a pipeline (SendBatch's caller, or the Batcher's
 // dispatcher); each call runs on a goroutine of its own that hands its
@@ -41,9 +55,10 @@ type pipeline struct {
 	waiting prepHeap          // waiting to be retried, by readyAt
 	queued  int               // messages neither settled nor in flight
 	flights int               // calls in flight
+	win     throttle.Window   // how many calls may be in flight: at most limit
 	done    chan flight
 
-	timer   *time.Timer // fires when waiting[0] is due
+	timer   *time.Timer // fires when waiting[0] is due, or the window's pause ends
 	timerAt time.Time
 }
 
@@ -62,14 +77,18 @@ type group struct {
 
 // flight is the outcome of one call.
 type flight struct {
-	batch []*prepared
-	out   *sqs.SendMessageBatchOutput
-	err   error
+	batch  []*prepared
+	ticket uint64 // in the window
+	out    *sqs.SendMessageBatchOutput
+	err    error
 }
 
 func (s *Sender) newPipeline(limit int, indexed bool, report func(*prepared, Result)) *pipeline {
+	s.winMu.Lock()
+	win := s.win.Carry(1, limit)
+	s.winMu.Unlock()
 	return &pipeline{
-		s: s, limit: limit, indexed: indexed, report: report,
+		s: s, limit: limit, indexed: indexed, report: report, win: win,
 		groups:  map[string]*group{},
 		ready:   prepHeap{less: func(a, b *prepared) bool { return a.index < b.index }},
 		waiting: prepHeap{less: func(a, b *prepared) bool { return a.readyAt.Before(b.readyAt) }},
@@ -99,6 +118,14 @@ func (q *pipeline) add(p *prepared) {
 // idle reports whether every message added so far is settled.
 func (q *pipeline) idle() bool { return q.queued == 0 && q.flights == 0 }
 
+// close hands the window to the Sender's next pipeline.
+func (q *pipeline) close() {
+	q.stopTimer()
+	q.s.winMu.Lock()
+	q.s.win = q.win
+	q.s.winMu.Unlock()
+}
+
 // fill starts calls while a slot is free and a batch can be formed; a batch
 // short of ten entries goes only when partial. It returns how many calls it
 // started. Once ctx is done it starts none and settles every message not in
@@ -109,7 +136,7 @@ func (q *pipeline) fill(ctx context.Context, partial bool) int {
 		return 0
 	}
 	started := 0
-	for q.flights < q.limit {
+	for q.flights < q.win.Limit() && q.win.Paused(time.Now()) == 0 {
 		batch := q.next(partial)
 		if len(batch) == 0 {
 			break
@@ -120,33 +147,45 @@ func (q *pipeline) fill(ctx context.Context, partial bool) int {
 	return started
 }
 
-// next takes the next batch: the messages that may go, in index order, up
-// to ten entries and MaxBatchBytes (a message larger than MaxBatchBytes goes
-// alone). Taking a group's message brings the group's next one into
-// consideration behind it, unless SQS failed this one on its own: then it
-// travels without the rest of its group. A batch that is not full is put
-// back unless partial.
+// next takes the next batch, up to ten entries and MaxBatchBytes (a
+// message larger than MaxBatchBytes goes alone): the message of lowest
+// index that may go, followed by the later messages of its group, in
+// order, as far as they fit; then, while there is room, the shortest run
+// that fits whole (short runs leave room for others, so batches fill:
+// runs of 4, 3 and 3 make ten where 4 and 4 leave two), or, when none
+// does, the lowest one cut to fit. A message SQS failed on its own travels
+// without the rest of its group. A batch that is not full is put back
+// unless partial.
 func (q *pipeline) next(partial bool) []*prepared {
 	if !partial && !q.canFill() {
 		return nil
 	}
 	var batch []*prepared
 	bytes, full := 0, false
-	for q.ready.Len() > 0 {
+	fits := func(p *prepared) bool {
+		return len(batch) < sqsrule.MaxBatchEntries && (len(batch) == 0 || bytes+p.size <= q.s.opts.MaxBatchBytes)
+	}
+	for q.ready.Len() > 0 && !full {
 		p := q.ready.items[0]
-		if len(batch) == sqsrule.MaxBatchEntries || (len(batch) > 0 && bytes+p.size > q.s.opts.MaxBatchBytes) {
+		if len(batch) > 0 {
+			p = q.wholeRun(len(batch), bytes)
+		}
+		if !fits(p) {
 			full = true
 			break
 		}
-		heap.Pop(&q.ready)
-		batch = append(batch, p)
-		bytes += p.size
-		if g := p.group; g != nil {
-			g.msgs[0] = nil
-			g.msgs = g.msgs[1:]
-			g.held = true
-			if !p.entryFailed && len(g.msgs) > 0 {
-				heap.Push(&q.ready, g.msgs[0])
+		q.ready.remove(p)
+		for _, m := range q.runOf(p) { // taking m shrinks g.msgs, not the slice ranged over
+			if !fits(m) {
+				full = true
+				break
+			}
+			batch = append(batch, m)
+			bytes += m.size
+			if g := m.group; g != nil {
+				g.msgs[0] = nil
+				g.msgs = g.msgs[1:]
+				g.held = true
 			}
 		}
 	}
@@ -155,14 +194,64 @@ func (q *pipeline) next(partial bool) []*prepared {
 		q.putBack(batch)
 		return nil
 	}
-	// The batch's groups are in flight now: their next messages wait for it.
-	for _, p := range batch {
-		if g := p.group; g != nil && len(g.msgs) > 0 {
-			q.ready.remove(g.msgs[0])
-		}
-	}
 	q.queued -= len(batch)
 	return batch
+}
+
+// runOf is what goes with head when it goes: the unsent messages of its
+// group, in order, or head alone (a standard message, or one SQS failed on
+// its own).
+func (q *pipeline) runOf(head *prepared) []*prepared {
+	if g := head.group; g != nil && !head.entryFailed {
+		return g.msgs
+	}
+	return []*prepared{head}
+}
+
+// wholeRunScan bounds the ready heads wholeRun looks at: the top of the
+// heap, which holds the oldest (the heap's first 63 slots are its top six
+// levels), so that a batch costs the same whether 30 groups or 100,000
+// have messages waiting.
+const wholeRunScan = 63
+
+// wholeRun returns, among the oldest ready heads, the one with the
+// shortest run (the lowest index among equals) that fits whole in a batch
+// that holds n entries of bytes, or the ready head of lowest index when
+// none does.
+func (q *pipeline) wholeRun(n, bytes int) *prepared {
+	var best *prepared
+	bestLen := 0
+	for _, head := range q.ready.items[:min(len(q.ready.items), wholeRunScan)] {
+		run := q.runOf(head)
+		if n+len(run) > sqsrule.MaxBatchEntries || (best != nil && (len(run) > bestLen || (len(run) == bestLen && head.index > best.index))) {
+			continue
+		}
+		size := 0
+		for _, m := range run {
+			size += m.size
+		}
+		if bytes+size <= q.s.opts.MaxBatchBytes {
+			best, bestLen = head, len(run)
+		}
+	}
+	if best == nil {
+		return q.ready.items[0]
+	}
+	return best
+}
+
+// joinable reports whether a call in flight carries a FIFO group with
+// messages waiting behind it, which become ready when it comes back.
+func (q *pipeline) joinable() bool {
+	if q.flights == 0 {
+		return false
+	}
+	for _, g := range q.groups {
+		if g.held && len(g.msgs) > 0 && g.msgs[0].retryCause == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // canFill reports whether the messages that may go could fill a batch:
@@ -195,7 +284,7 @@ func (q *pipeline) putBack(batch []*prepared) {
 			continue
 		}
 		if len(g.msgs) > 0 {
-			q.ready.remove(g.msgs[0])
+			q.ready.remove(g.msgs[0]) // in the heap only if it was never taken
 		}
 		g.msgs = slices.Insert(g.msgs, 0, p)
 		g.held = false
@@ -203,7 +292,8 @@ func (q *pipeline) putBack(batch []*prepared) {
 	}
 }
 
-// start sends batch on a goroutine of its own.
+// start sends batch on a goroutine of its own. A throttled call is the
+// pipeline's to pace (its window), so the SDK does not retry it.
 func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 	q.s.markAttempt(batch...)
 	for _, p := range batch {
@@ -211,11 +301,12 @@ func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 	}
 	in := q.s.batchInput(batch)
 	q.flights++
+	ticket := q.win.Start()
 	go func() {
 		start := q.s.obs.call()
-		out, err := q.s.client.SendMessageBatch(ctx, in)
+		out, err := q.s.client.SendMessageBatch(ctx, in, throttle.SDKOption)
 		q.s.obs.called(ctx, start, err)
-		q.done <- flight{batch: batch, out: out, err: err}
+		q.done <- flight{batch: batch, ticket: ticket, out: out, err: err}
 	}()
 }
 
@@ -224,6 +315,12 @@ func (q *pipeline) start(ctx context.Context, batch []*prepared) {
 // retry, which wait SendBackoff at the head of their groups.
 func (q *pipeline) complete(ctx context.Context, f flight) {
 	q.flights--
+	switch {
+	case f.err == nil:
+		q.win.Grow()
+	case backoff.IsThrottle(f.err):
+		q.win.Cut(f.ticket, time.Now())
+	}
 	var retry, failed []*prepared
 	var cause error
 	switch {
@@ -385,13 +482,22 @@ func (q *pipeline) release(batch []*prepared) {
 }
 
 // retryDue returns a channel that delivers when the earliest waiting retry
-// is due, or nil when none waits.
+// is due, or when the window's pause ends while messages are ready, or nil
+// when neither waits.
 func (q *pipeline) retryDue() <-chan time.Time {
-	if q.waiting.Len() == 0 {
+	var at time.Time
+	if q.waiting.Len() > 0 {
+		at = q.waiting.items[0].readyAt
+	}
+	if now := time.Now(); q.ready.Len() > 0 {
+		if d := q.win.Paused(now); d > 0 && (at.IsZero() || now.Add(d).Before(at)) {
+			at = now.Add(d)
+		}
+	}
+	if at.IsZero() {
 		q.stopTimer()
 		return nil
 	}
-	at := q.waiting.items[0].readyAt
 	if q.timer == nil || !at.Equal(q.timerAt) {
 		q.stopTimer()
 		q.timer, q.timerAt = time.NewTimer(time.Until(at)), at

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/fifo"
@@ -29,6 +30,13 @@ type flightRecorder struct {
 	srv      *sqsfake.Server
 	latency  time.Duration
 	faultFor func(call int, in *sqs.SendMessageBatchInput) *sqsfake.Fault
+	// failFrom, when set, fails entries of a call as SQS may: the entry of
+	// each body it returns a failure for, and with it every later entry
+	// of its group in the call (retryable InternalError); the call's other
+	// entries go on to sqsfake. A batch carries a group's consecutive
+	// messages together, so this is how a test fails one of them without
+	// SQS storing the later ones ahead of it.
+	failFrom func(body string) *types.BatchResultErrorEntry
 
 	mu             sync.Mutex
 	calls          int
@@ -99,7 +107,20 @@ func (r *flightRecorder) SendMessageBatch(ctx context.Context, in *sqs.SendMessa
 			r.srv.Inject(*f)
 		}
 	}
-	out, err := r.API.SendMessageBatch(ctx, in, optFns...)
+	forward, refused := in, []types.BatchResultErrorEntry(nil)
+	if r.failFrom != nil {
+		forward, refused = r.split(in)
+	}
+	var out *sqs.SendMessageBatchOutput
+	var err error
+	if len(forward.Entries) > 0 {
+		out, err = r.API.SendMessageBatch(ctx, forward, optFns...)
+	} else {
+		out = &sqs.SendMessageBatchOutput{}
+	}
+	if out != nil {
+		out.Failed = append(out.Failed, refused...)
+	}
 	r.mu.Lock()
 	s := send{at: time.Now()}
 	for _, e := range in.Entries {
@@ -115,6 +136,30 @@ func (r *flightRecorder) SendMessageBatch(ctx context.Context, in *sqs.SendMessa
 	}
 	r.mu.Unlock()
 	return out, err
+}
+
+// split takes the entries failFrom fails, and the later entries of their
+// groups, out of in, and returns the rest and their failures.
+func (r *flightRecorder) split(in *sqs.SendMessageBatchInput) (*sqs.SendMessageBatchInput, []types.BatchResultErrorEntry) {
+	rest := *in
+	rest.Entries = nil
+	var refused []types.BatchResultErrorEntry
+	failed := map[string]bool{}
+	for _, e := range in.Entries {
+		g := aws.ToString(e.MessageGroupId)
+		if f := r.failFrom(aws.ToString(e.MessageBody)); f != nil {
+			f.Id = e.Id
+			refused = append(refused, *f)
+			failed[g] = true
+			continue
+		}
+		if failed[g] {
+			refused = append(refused, types.BatchResultErrorEntry{Id: e.Id, Code: aws.String("InternalError"), Message: aws.String("an earlier entry of its group failed")})
+			continue
+		}
+		rest.Entries = append(rest.Entries, e)
+	}
+	return &rest, refused
 }
 
 // entryIndex returns the position of the entry with body in in, or -1.
@@ -140,7 +185,8 @@ func TestSendBatchOverlapsBatchesOfDisjointGroups(t *testing.T) {
 	}{
 		{"q.fifo", 200, 0, 10},
 		{"q.fifo", 200, 3, 3},
-		{"q.fifo", 20, 0, 2}, // ten messages of ten groups per batch: two batches hold all 20
+		{"q.fifo", 20, 0, 10}, // each batch holds one group's ten messages: ten batches of disjoint groups fly (two did, of one message of ten groups each)
+		{"q.fifo", 30, 0, 10}, // a group's 6 or 7 messages and a piece of another's
 		{"std", 0, 0, 10},
 	}
 	for _, c := range cases {
@@ -289,21 +335,17 @@ func TestSendBatchPermanentFailureBlocksOnlyItsGroupUnderConcurrency(t *testing.
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, "q.fifo", nil)
 		rec := newRecorder(f, 10*time.Millisecond)
-		// 20 groups, 3 messages each, interleaved: a batch holds one message
-		// of ten groups, and two batches are in flight at once. c-1 is
-		// refused in the second round; n-0 fails in the first and on every
-		// retry.
+		// 20 groups, 3 messages each, interleaved: a batch holds the three
+		// messages of some groups, and several batches are in flight at
+		// once. c-1 is refused; n-0 fails at once and on every retry; SQS
+		// fails the later messages of their groups in their batch too.
 		const refused, flaky = "c-1", "n-0"
-		rec.faultFor = func(_ int, in *sqs.SendMessageBatchInput) *sqsfake.Fault {
-			if i := entryIndex(in, refused); i >= 0 {
-				return &sqsfake.Fault{Op: "SendMessageBatch", Entries: &sqsfake.EntryFault{
-					Code: "InvalidParameterValue", SenderFault: true, Match: func(j int, _ string) bool { return j == i },
-				}}
-			}
-			if i := entryIndex(in, flaky); i >= 0 {
-				return &sqsfake.Fault{Op: "SendMessageBatch", Entries: &sqsfake.EntryFault{
-					Code: "InternalError", Match: func(j int, _ string) bool { return j == i },
-				}}
+		rec.failFrom = func(body string) *types.BatchResultErrorEntry {
+			switch body {
+			case refused:
+				return &types.BatchResultErrorEntry{Code: aws.String("InvalidParameterValue"), SenderFault: true}
+			case flaky:
+				return &types.BatchResultErrorEntry{Code: aws.String("InternalError")}
 			}
 			return nil
 		}

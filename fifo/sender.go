@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,6 +18,7 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/throttle"
 )
 
 // API is the part of the SQS client a Sender calls.
@@ -133,8 +135,9 @@ type SenderOptions struct {
 	// their own. The default matches the idle connections per host that the
 	// SDK's default HTTP client keeps (10), so calls reuse connections. A
 	// FIFO queue without high throughput mode accepts 300 calls a second per
-	// action: at 10 ms, 3 calls in flight reach that, and more are throttled
-	// and retried after SendBackoff.
+	// action: at 10 ms, 3 calls in flight reach that. Once a call is
+	// throttled, the calls in flight halve and grow back slowly below
+	// SendConcurrency (see the package doc's Retries).
 	SendConcurrency int
 	// ContinueGroupAfterFailure sends later messages of a FIFO group even
 	// after an earlier one failed for good. Default false: they fail with
@@ -181,6 +184,9 @@ type Sender struct {
 	fifo     bool
 	opts     SenderOptions
 	obs      observer
+
+	winMu sync.Mutex
+	win   throttle.Window // the last pipeline's, where the next starts
 }
 
 // ErrConfig matches every invalid option with errors.Is.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,13 +37,26 @@ func TestSendBatchRetriesOnlyRetryableEntriesInOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, "q.fifo", nil)
 		msgs := messages(30, 3)
-		// The first call fails entries 3 and 7 (groups g0 and g1) as
-		// throttled; the later entries of those groups in that batch fail
-		// too, as SQS may.
-		f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{
-			Code: "ThrottlingException", Match: func(i int, _ string) bool { return i == 3 || i == 6 || i == 9 || i == 7 },
-		}})
-		results := f.sender(t).SendBatch(context.Background(), msgs)
+		// The first calls with g0-03 and g1-07 fail them as throttled; the
+		// later entries of those groups in those batches fail too, as SQS
+		// may.
+		rec := newRecorder(f, 0)
+		var mu sync.Mutex
+		failedOnce := map[string]bool{}
+		rec.failFrom = func(body string) *types.BatchResultErrorEntry {
+			mu.Lock()
+			defer mu.Unlock()
+			if (body == "g0-03" || body == "g1-07") && !failedOnce[body] {
+				failedOnce[body] = true
+				return &types.BatchResultErrorEntry{Code: aws.String("ThrottlingException")}
+			}
+			return nil
+		}
+		s, err := fifo.NewSender(rec, f.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		results := s.SendBatch(context.Background(), msgs)
 		for i, r := range results {
 			if r.Err != nil {
 				t.Fatalf("message %d: %v", i, r.Err)
@@ -85,7 +99,9 @@ func TestSendBatchRetriesThrottledCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, "q.fifo", nil)
 		msgs := messages(25, 4)
-		throttle := f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 3, Err: &types.RequestThrottled{Message: aws.String("slow down")}})
+		// The first three calls that carry message 0 are throttled.
+		throttle := f.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 3, Err: &types.RequestThrottled{Message: aws.String("slow down")},
+			Match: func(_ string, in any) bool { return entryIndex(in.(*sqs.SendMessageBatchInput), msgs[0].Body) >= 0 }})
 		start := time.Now()
 		results := f.sender(t).SendBatch(context.Background(), msgs)
 		for i, r := range results {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
@@ -26,6 +28,19 @@ type Backend struct {
 	API    sqsfake.API
 	calls  func() int64
 	reset  func()
+	// throttled counts the requests answered with ThrottlingException, the
+	// SDK's own retries included; nil where nothing can be throttled.
+	throttled func() int64
+}
+
+// Throttled returns the requests answered with ThrottlingException since
+// the last ResetCalls: every request the SDK sent, its own retries
+// included. Only a backend with a quota (FakeQuota) throttles.
+func (b Backend) Throttled() int64 {
+	if b.throttled == nil {
+		return 0
+	}
+	return b.throttled()
 }
 
 // Calls returns the calls made since the last ResetCalls.
@@ -68,6 +83,25 @@ func Fake(latency time.Duration) Backend {
 	return Backend{Name: "sqsfake", Client: client, API: client, calls: func() int64 { return int64(srv.Calls().Total()) }, reset: srv.ResetCalls}
 }
 
+// FakeQuota is sqsfake in process with SQS's throughput quotas (see
+// sqsfake.Quota), driven as production drives SQS: the SDK's standard
+// retryer (3 requests per call, its backoff and retry quota), as a client
+// from config.LoadDefaultConfig has, and latency added to every request
+// before it reaches the server, so a throttled request costs a round trip
+// as on SQS (a sqsfake Latency fault would answer it at once). Calls count
+// every request, and Throttled those answered with ThrottlingException.
+func FakeQuota(latency time.Duration, quota sqsfake.Quota) Backend {
+	srv := sqsfake.New(func(o *sqsfake.Options) { o.Quota = &quota })
+	var counter *countingHTTP
+	client := srv.Client(func(o *sqs.Options) {
+		counter = &countingHTTP{delay: latency, next: o.HTTPClient}
+		o.HTTPClient = counter
+		o.Retryer = retry.NewStandard()
+	})
+	return Backend{Name: "sqsfake-quota", Client: client, API: client, calls: counter.n.Load, throttled: counter.throttled.Load,
+		reset: func() { counter.n.Store(0); counter.throttled.Store(0) }}
+}
+
 // FakeHTTP is sqsfake served over HTTP on a loopback port for tb, driven by
 // the same SDK client as the emulator backend (the SDK's defaults and its
 // default HTTP client, latency added per request), counted per request.
@@ -75,7 +109,8 @@ func FakeHTTP(tb testing.TB, latency time.Duration) Backend {
 	hs := sqsfake.StartHTTP(tb, sqsfake.New())
 	counter := &countingHTTP{delay: latency, next: awshttp.NewBuildableClient()}
 	client := NewClient(hs.URL, func(o *sqs.Options) { o.HTTPClient = counter })
-	return Backend{Name: "sqsfake-http", Client: client, API: client, calls: counter.n.Load, reset: func() { counter.n.Store(0) }}
+	return Backend{Name: "sqsfake-http", Client: client, API: client, calls: counter.n.Load, throttled: counter.throttled.Load,
+		reset: func() { counter.n.Store(0); counter.throttled.Store(0) }}
 }
 
 // Backend is the emulator over HTTP, counted per request, with latency added
@@ -93,10 +128,14 @@ func (e *Emulator) Backend(latency time.Duration) Backend {
 func BackendNames() []string { return []string{"sqsfake", "sqsfake-http", "fauxqs"} }
 
 // Latencies are the delays added per call that benchmarks run at: none, as
-// on loopback, and 10 ms, a real region's round trip (5 to 20 ms). Ratios
-// that hold at 0 ms can invert at 10 ms, where whatever sends one call at a
-// time is capped near a hundred calls per second.
-func Latencies() []time.Duration { return []time.Duration{0, 10 * time.Millisecond} }
+// on loopback, and 10 ms and 20 ms, a real region's round trip (5 to
+// 20 ms). Ratios that hold at 0 ms can invert at 10 ms, where whatever
+// sends one call at a time is capped near a hundred calls per second, and
+// a library that keeps a fixed number of calls in flight loses half its
+// throughput again at 20 ms.
+func Latencies() []time.Duration {
+	return []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond}
+}
 
 // LatencyName names a latency in benchmark names: "0ms", "10ms".
 func LatencyName(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) + "ms" }
@@ -116,11 +155,13 @@ func OpenBackend(tb testing.TB, name string, latency time.Duration) Backend {
 }
 
 // countingHTTP counts requests and delays each one, as a network round trip
-// would, before handing it on.
+// would, before handing it on; it counts the answers that say
+// ThrottlingException too.
 type countingHTTP struct {
-	n     atomic.Int64
-	delay time.Duration
-	next  sqs.HTTPClient
+	n         atomic.Int64
+	throttled atomic.Int64
+	delay     time.Duration
+	next      sqs.HTTPClient
 }
 
 func (c *countingHTTP) Do(r *http.Request) (*http.Response, error) {
@@ -134,5 +175,9 @@ func (c *countingHTTP) Do(r *http.Request) (*http.Response, error) {
 			return nil, r.Context().Err()
 		}
 	}
-	return c.next.Do(r)
+	resp, err := c.next.Do(r)
+	if err == nil && strings.HasPrefix(resp.Header.Get("X-Amzn-Query-Error"), "ThrottlingException;") {
+		c.throttled.Add(1)
+	}
+	return resp, err
 }
