@@ -69,8 +69,7 @@
 // transport with as many idle connections per host (docs/consumer.md). Run
 // returns at most Options.ShutdownTimeout + 1 s after its ctx is done,
 // whatever handlers and SQS do: keep that under your platform's grace
-// period. A throttled call slows the consumer itself (SQS takes 300 calls a
-// second per action on a FIFO queue): docs/consumer.md says how.
+// period. A throttled call slows the consumer itself (docs/consumer.md).
 //
 // # Errors
 //

@@ -19,7 +19,9 @@ func TestRunInMemory(t *testing.T) {
 	got := out.String()
 	for _, want := range []string{
 		"backend: in-memory",
-		"group alice: alice: order created\ngroup bobby: bobby: order created\ngroup alice: alice: order paid\ngroup bobby: bobby: order cancelled\ngroup alice: alice: order shipped\n",
+		// A batch carries a group's consecutive messages together: each
+		// customer's events in order, one customer after the other.
+		"group alice: alice: order created\ngroup alice: alice: order paid\ngroup alice: alice: order shipped\ngroup bobby: bobby: order created\ngroup bobby: bobby: order cancelled\n",
 		"received 5 events, each once",
 	} {
 		if !strings.Contains(got, want) {
