@@ -3,8 +3,10 @@ package sqsfake
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -157,13 +159,53 @@ func StartHTTP(tb testing.TB, srv *Server, optFns ...func(*HTTPOptions)) *HTTPSe
 // that builds its own client would be: region, static credentials (signed,
 // not checked), BaseEndpoint = URL, and the SDK's defaults otherwise,
 // including its retryer and HTTP client. optFns adjust it.
+//
+// One change to the SDK's behaviour: request bodies reach the HTTP client
+// (including one that optFns set) without their WriteTo method. That works
+// around a race in the SDK that closes the connection under an answer being
+// read, so that a 200 fails with "use of closed network connection" and a
+// retried receive finds the messages it took in flight.
 func (h *HTTPServer) SDKClient(optFns ...func(*sqs.Options)) *sqs.Client {
 	opts := sqs.Options{
 		Region:       h.Server.opts.Region,
 		BaseEndpoint: aws.String(h.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("sqsfake", "sqsfake", ""),
 	}
-	return sqs.New(opts, optFns...)
+	fns := append(slices.Clip(optFns), func(o *sqs.Options) {
+		if o.HTTPClient != nil {
+			o.HTTPClient = plainBodyClient{o.HTTPClient}
+		}
+	})
+	return sqs.New(opts, fns...)
+}
+
+// plainBodyClient hands each request to next with a body that is only an
+// io.ReadCloser, working around a race between aws-sdk-go-v2 and net/http
+// that loses answers (smithy-go v1.28.8, Go 1.26):
+//
+//   - smithy-go wraps a request body in a "safe" closer whose WriteTo, once
+//     closed, returns (0, io.EOF): an error, where Read returns a plain EOF;
+//   - smithy-go's ClientHandler closes that body as soon as HTTPClient.Do
+//     returns, that is once the response headers have arrived;
+//   - net/http's writer, after sending Content-Length bytes, copies the rest
+//     of the body to io.Discard to check there is none, through WriteTo. If
+//     the answer came first, that copy fails, the request's write counts as
+//     failed, and the writer closes the connection while the response body
+//     is being read: "use of closed network connection" on a 200. An answer
+//     larger than the client's 4 KiB read buffer (ten messages over the
+//     query protocol) is lost; a smaller one already sits in that buffer,
+//     and only the keep-alive connection is lost.
+//
+// Without WriteTo, net/http checks for excess with Read, whose EOF is the
+// end it expects.
+type plainBodyClient struct{ next sqs.HTTPClient }
+
+func (c plainBodyClient) Do(req *http.Request) (*http.Response, error) {
+	if _, ok := req.Body.(io.WriterTo); ok {
+		req = req.WithContext(req.Context()) // a copy: the SDK closes its own
+		req.Body = struct{ io.ReadCloser }{req.Body}
+	}
+	return c.next.Do(req)
 }
 
 // Close stops listening, ends long polls in progress, closes every

@@ -2,20 +2,26 @@ package sqsfake_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/schemas"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -150,4 +156,167 @@ func TestHTTPServesOnTheGivenListener(t *testing.T) {
 		c.Close()
 		t.Fatal("expect the listener closed with the server")
 	}
+}
+
+// The SDK closes a request's body as soon as the response headers arrive,
+// and net/http's writer may not be done with that body yet: after the
+// Content-Length bytes it reads once more, to find any excess. smithy-go's
+// request body answers that read, once closed, with WriteTo's (0, io.EOF),
+// an error to net/http, which then closes the connection under the
+// response body being read. SDKClient's answers survive that interleaving,
+// forced here: the body's write is held until the SDK starts reading the
+// response, by then past its close of the request body; the answer is
+// larger than the client's 4 KiB read buffer, so most of it is still to be
+// read from the connection.
+func TestSDKClientAnswerSurvivesTheSDKClosingTheRequestBodyEarly(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		protocol func(*sqs.Options)
+	}{
+		{"json", func(*sqs.Options) {}},
+		{"query", func(o *sqs.Options) { o.Protocol = awsquery.New(schemas.AmazonSQS) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hs := sqsfake.StartHTTP(t, sqsfake.New())
+			h := newHeldBodyWrite(t)
+			client := hs.SDKClient(tc.protocol, func(o *sqs.Options) {
+				o.Retryer = aws.NopRetryer{} // a retry would hide the lost answer behind an empty one
+				o.HTTPClient = h
+			})
+			ctx := context.Background()
+			q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("q")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := strings.Repeat("b", 8<<10)
+			if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: q.QueueUrl, MessageBody: aws.String(body)}); err != nil {
+				t.Fatal(err)
+			}
+			h.armed.Store(true)
+			out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: q.QueueUrl})
+			if !h.held() {
+				t.Fatal("expect the receive's body written apart from its headers, and held; nothing was held, so the interleaving was not forced")
+			}
+			if err != nil {
+				t.Fatalf("expect the answer read, got %v", err)
+			}
+			if len(out.Messages) != 1 || aws.ToString(out.Messages[0].Body) != body {
+				t.Fatalf("expect the message, got %d messages", len(out.Messages))
+			}
+		})
+	}
+}
+
+// heldBodyWrite is an HTTP client that, once armed, holds the next request
+// body's write to the connection (after the bytes are on the wire, so the
+// server answers) until the caller first reads the response body. If the
+// held write then fails, the read waits for the connection's close that
+// follows.
+type heldBodyWrite struct {
+	next     *awshttp.BuildableClient
+	armed    atomic.Bool
+	caught   chan struct{} // closed when a body's write is held
+	released chan struct{} // closed to let the held write return
+	release  func()
+	wrote    chan error    // the held request's write result
+	closed   chan struct{} // closed when the held write's connection closes
+	close    func()
+}
+
+func newHeldBodyWrite(t *testing.T) *heldBodyWrite {
+	h := &heldBodyWrite{caught: make(chan struct{}), released: make(chan struct{}), wrote: make(chan error, 1), closed: make(chan struct{})}
+	var released, closed sync.Once
+	h.release = func() { released.Do(func() { close(h.released) }) }
+	h.close = func() { closed.Do(func() { close(h.closed) }) }
+	t.Cleanup(h.release) // never leave a writer held
+	h.next = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+		dial := tr.DialContext
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return &heldConn{Conn: c, h: h}, nil
+		}
+	})
+	return h
+}
+
+func (h *heldBodyWrite) held() bool {
+	select {
+	case <-h.caught:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *heldBodyWrite) Do(req *http.Request) (*http.Response, error) {
+	if !h.armed.Load() {
+		return h.next.Do(req)
+	}
+	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		select {
+		case h.wrote <- i.Err:
+		default: // a second write of the request (net/http retrying it) is not the held one
+		}
+	}}
+	resp, err := h.next.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), trace)))
+	if !h.held() {
+		h.armed.Store(false)
+		return resp, err
+	}
+	if err != nil {
+		h.release()
+		return resp, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, h: h}
+	return resp, nil
+}
+
+// releasingBody lets the held write go on at its first read or close, and
+// reads once that write is over: done, or failed and its connection closed.
+type releasingBody struct {
+	io.ReadCloser
+	h    *heldBodyWrite
+	once sync.Once
+}
+
+func (b *releasingBody) settle() {
+	b.once.Do(func() {
+		b.h.release()
+		if err := <-b.h.wrote; err != nil {
+			<-b.h.closed
+		}
+	})
+}
+
+func (b *releasingBody) Read(p []byte) (int, error) { b.settle(); return b.ReadCloser.Read(p) }
+func (b *releasingBody) Close() error               { b.settle(); return b.ReadCloser.Close() }
+
+// heldConn is a client connection of heldBodyWrite.
+type heldConn struct {
+	net.Conn
+	h    *heldBodyWrite
+	held atomic.Bool // this connection's write was the one held
+}
+
+func (c *heldConn) Write(p []byte) (int, error) {
+	// The headers go out first in their own write, as the SDK's body is
+	// not one net/http knows to be in memory; the next write is the body.
+	if bytes.HasPrefix(p, []byte("POST ")) || !c.h.armed.CompareAndSwap(true, false) {
+		return c.Conn.Write(p)
+	}
+	c.held.Store(true)
+	close(c.h.caught) // before the bytes leave, so before any answer
+	n, err := c.Conn.Write(p)
+	<-c.h.released
+	return n, err
+}
+
+func (c *heldConn) Close() error {
+	if c.held.Load() {
+		defer c.h.close()
+	}
+	return c.Conn.Close()
 }
