@@ -60,7 +60,9 @@ type Batcher struct {
 func (s *Sender) NewBatcher(optFns ...func(*BatcherOptions)) (*Batcher, error) {
 	var o BatcherOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	switch {
 	case o.Linger < 0:

@@ -56,7 +56,9 @@ type ReceiverOptions struct {
 func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOptions)) (*Receiver, error) {
 	var o ReceiverOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if isNilClient(client) || queueURL == "" {
 		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)

@@ -137,21 +137,12 @@ type SenderOptions struct {
 	// FIFO queue without high throughput mode accepts 300 calls a second per
 	// action: at 10 ms, 3 calls in flight reach that. Once a call is
 	// throttled, the calls in flight halve and grow back slowly below
-	// SendConcurrency (see the package doc's Retries).
+	// SendConcurrency (docs/fifo.md, Retries).
 	SendConcurrency int
 	// ContinueGroupAfterFailure sends later messages of a FIFO group even
 	// after an earlier one failed for good. Default false: they fail with
 	// GroupBlockedError, so the group's order holds.
 	ContinueGroupAfterFailure bool
-	// Propagator, when set, writes the ctx's trace context into every
-	// message sent (Send's and SendBatch's ctx, each Batcher.Send's):
-	// AWSTraceHeader from the key "X-Amzn-Trace-Id" (unless the message
-	// sets TraceHeader), and String message attributes (W3C traceparent,
-	// tracestate) within the ten-attribute and size budget, never pushing
-	// out an attribute of the caller's (see the package doc). With a
-	// TracerProvider, the context written is the send span's. Default none:
-	// nothing is added.
-	Propagator Propagator
 	// TracerProvider, when set, records a PRODUCER span "send <queue>" per
 	// Send, per SendBatch call (with messaging.batch.message_count) and per
 	// Batcher.Send; SQS calls are made with it, so the SDK's own spans
@@ -166,6 +157,15 @@ type SenderOptions struct {
 	// Default none: smithy-go's interface (smithyotelmetrics.Adapt for
 	// OpenTelemetry).
 	MeterProvider metrics.MeterProvider
+	// Propagator, when set, writes the ctx's trace context into every
+	// message sent (Send's and SendBatch's ctx, each Batcher.Send's):
+	// AWSTraceHeader from the key "X-Amzn-Trace-Id" (unless the message
+	// sets TraceHeader), and String message attributes (W3C traceparent,
+	// tracestate) within the ten-attribute and size budget, never pushing
+	// out an attribute of the caller's (docs/fifo.md). With a
+	// TracerProvider, the context written is the send span's. Default none:
+	// nothing is added.
+	Propagator Propagator
 	// Logger receives retries and failures, never bodies. Default silent.
 	Logger *slog.Logger
 }
@@ -197,7 +197,9 @@ var ErrConfig = errors.New("fifo: invalid options")
 func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Sender, error) {
 	var o SenderOptions
 	for _, fn := range optFns {
-		fn(&o)
+		if fn != nil { // an option left unset by a condition
+			fn(&o)
+		}
 	}
 	if isNilClient(client) {
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)

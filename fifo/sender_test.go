@@ -498,3 +498,23 @@ func TestOptionsValidation(t *testing.T) {
 		t.Error("expect an empty queue URL to be refused")
 	}
 }
+
+// A nil option function is skipped, as in every sqskit constructor: an
+// option left unset by a condition must not panic.
+func TestConstructorsSkipNilOptionFuncs(t *testing.T) {
+	f := newFixture(t, "q.fifo", nil)
+	s, err := fifo.NewSender(f.client, f.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.NewBatcher(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fifo.NewReceiver(f.client, f.url, nil); err != nil {
+		t.Fatal(err)
+	}
+}
