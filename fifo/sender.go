@@ -16,6 +16,7 @@ import (
 	"github.com/aws/smithy-go/tracing"
 
 	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/throttle"
@@ -165,7 +166,7 @@ type SenderOptions struct {
 	// out an attribute of the caller's (docs/fifo.md). With a
 	// TracerProvider, the context written is the send span's. Default none:
 	// nothing is added.
-	Propagator Propagator
+	Propagator handler.Propagator
 	// Logger receives retries and failures, never bodies. Default silent.
 	Logger *slog.Logger
 }

@@ -9,32 +9,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
-// Carrier reads and writes the trace context fields of one message. It is
-// an unnamed interface type, identical to handler.Carrier and
-// handler.Carrier, whose methods are those of OpenTelemetry's
-// propagation.TextMapCarrier. TraceHeaderKey maps to the AWSTraceHeader
-// system attribute; every other key to a String message attribute.
-type Carrier = interface {
-	Get(key string) string
-	Set(key, value string)
-	Keys() []string
-}
-
-// Propagator moves trace context between a ctx and a message, in the shape
-// of OpenTelemetry's propagation.TextMapPropagator; the Sender calls Inject.
-// One value serves this package, package consumer and package handler (see
-// handler.Propagator for a few-line OpenTelemetry adapter).
-type Propagator interface {
-	Inject(ctx context.Context, c Carrier)
-	Extract(ctx context.Context, c Carrier) context.Context
-}
-
-// TraceHeaderKey is the carrier key of the AWSTraceHeader system attribute,
-// the one AWS X-Ray's propagator writes.
-const TraceHeaderKey = "X-Amzn-Trace-Id"
+// traceHeaderKey is the carrier key of the AWSTraceHeader system attribute
+// (handler.TraceHeaderKey), the one AWS X-Ray's propagator writes.
+const traceHeaderKey = handler.TraceHeaderKey
 
 // maxTraceHeader bounds an AWSTraceHeader: X-Ray's are about 100
 // characters; anything past 1 KiB is not one.
@@ -65,7 +46,7 @@ func (c *injection) Get(key string) string {
 	if v, ok := c.fields[key]; ok {
 		return v
 	}
-	if key == TraceHeaderKey {
+	if key == traceHeaderKey {
 		return c.p.traceHeader
 	}
 	if v, ok := c.p.attrs[key]; ok && sqsrule.BaseDataType(aws.ToString(v.DataType)) == "String" {
@@ -84,7 +65,7 @@ func (c *injection) Set(key, value string) {
 func (c *injection) Keys() []string {
 	keys := slices.Collect(maps.Keys(c.fields))
 	if c.p.traceHeader != "" {
-		keys = append(keys, TraceHeaderKey)
+		keys = append(keys, traceHeaderKey)
 	}
 	for name := range c.p.attrs {
 		keys = append(keys, name)
@@ -123,7 +104,7 @@ func (s *Sender) inject(ctx context.Context, p *prepared) (skipped []string) {
 	copied := false
 	for _, key := range keys {
 		value := c.fields[key]
-		if key == TraceHeaderKey {
+		if key == traceHeaderKey {
 			switch {
 			case p.msg.TraceHeader != "":
 			case checkTraceHeader(value) != nil:
@@ -160,7 +141,7 @@ func (s *Sender) inject(ctx context.Context, p *prepared) (skipped []string) {
 // do without first.
 func injectRank(key string) int {
 	switch key {
-	case TraceHeaderKey:
+	case traceHeaderKey:
 		return 0
 	case "traceparent":
 		return 1

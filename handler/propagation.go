@@ -3,8 +3,7 @@ package handler
 import "context"
 
 // Carrier reads and writes the trace context fields of one message. It is
-// an unnamed interface type, so Carrier here, handler.Carrier and
-// fifo.Carrier are one type, and its methods are those of OpenTelemetry's
+// an unnamed interface type, and its methods are those of OpenTelemetry's
 // propagation.TextMapCarrier: a carrier sqskit passes can be handed to an
 // OpenTelemetry propagator as it is.
 //

@@ -151,8 +151,7 @@ func (c *spanCtx) Value(key any) any {
 	return c.parent.Value(key)
 }
 
-// Carrier is handler.Carrier, handler.Carrier and fifo.Carrier: one
-// unnamed interface type.
+// Carrier is handler.Carrier: one unnamed interface type.
 type Carrier = interface {
 	Get(key string) string
 	Set(key, value string)
