@@ -209,7 +209,7 @@ func AwaitDeleted(c *consumer.Consumer, n int, all <-chan struct{}, done <-chan 
 				return nil
 			}
 		case err := <-done:
-			return fmt.Errorf("Run ended early: %v", err)
+			return fmt.Errorf("consumer.Run ended early: %w", err)
 		}
 	}
 }
