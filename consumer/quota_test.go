@@ -90,9 +90,11 @@ func TestDrainKeepsFIFOOrderAtTheQuota(t *testing.T) {
 // per action: 3,000 messages a second in batches of ten, 100 ms of burst)
 // on sqsfake, with the SDK's standard retryer and 0, 10 and 20 ms added to
 // every request, with the Consumer as users run it, and checks each
-// group's order. It reports msgs/s over the whole run and in steady state
-// (see fauxqs.Progress.Steady), the steady rate's fraction of the 3,000
-// ceiling (of-ceiling), the fraction of requests throttled, and
+// group's order. It reports msgs/s over the whole run and its fraction of
+// what the quota allows in that time, burst included (of-quota: see
+// fauxqs.QuotaMessages), msgs/s in steady state (see
+// fauxqs.Progress.Steady) and its fraction of the 3,000 ceiling
+// (steady-of-ceiling), the fraction of requests throttled, and
 // calls/msg (every request, throttled ones and the SDK's retries
 // included). Run with -benchtime 9000x.
 func BenchmarkConsumeFIFOQuota(b *testing.B) {
@@ -118,12 +120,13 @@ func BenchmarkConsumeFIFOQuota(b *testing.B) {
 	}
 }
 
-// reportQuota reports a run at the FIFO quota.
+// reportQuota reports a run of b.N messages at the FIFO quota.
 func reportQuota(b *testing.B, elapsed time.Duration, steady float64, calls, throttled int64) {
 	const ceiling = 3000 // 300 calls a second × 10 messages
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(b.N)/fauxqs.QuotaMessages(fifoQuota, elapsed), "of-quota")
 	b.ReportMetric(steady, "steady-msgs/s")
-	b.ReportMetric(steady/ceiling, "of-ceiling")
+	b.ReportMetric(steady/ceiling, "steady-of-ceiling")
 	b.ReportMetric(float64(calls)/float64(b.N), "calls/msg")
 	if calls > 0 {
 		b.ReportMetric(float64(throttled)/float64(calls), "throttled")

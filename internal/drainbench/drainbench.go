@@ -210,7 +210,7 @@ func AwaitDeleted(c *consumer.Consumer, n int, all <-chan struct{}, done <-chan 
 				return nil
 			}
 		case err := <-done:
-			return fmt.Errorf("run ended early: %w", err)
+			return fmt.Errorf("consumer.Run ended early: %w", err)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // FIFOQueue creates a uniquely named FIFO queue holding n messages spread
@@ -141,4 +142,20 @@ func (o *GroupOrder) Seen() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.seen
+}
+
+// QuotaMessages is the most messages a FIFO queue's quota q lets one action
+// carry in elapsed, in batches of ten: its rate over elapsed plus the burst
+// its bucket starts with (the Server's defaults fill in what q leaves
+// zero). A run's messages over it is the fraction of the quota the run
+// used, burst included.
+func QuotaMessages(q sqsfake.Quota, elapsed time.Duration) float64 {
+	rate, burst := q.FIFO, q.Burst
+	if rate <= 0 {
+		rate = 300
+	}
+	if burst <= 0 {
+		burst = time.Second
+	}
+	return 10 * (rate*elapsed.Seconds() + max(1, rate*burst.Seconds()))
 }

@@ -42,8 +42,9 @@ const (
 // Window is how many calls of one kind may be in flight. It grows by one
 // per call that could have used more room (doubling per round trip) up to
 // Max until a call is throttled; then it halves, not below Floor, and from
-// there grows by Increase per round trip. The zero value is not usable;
-// its owner guards it.
+// there grows by Increase per round trip. Its owner guards it. Make one
+// with NewWindow, or with Carry, which takes the zero value for a window
+// never throttled.
 type Window struct {
 	Floor, Max int
 
