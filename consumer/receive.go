@@ -12,8 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/backoff"
-	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/attempt"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -56,10 +56,11 @@ func (s *receiveState) set(turnCond *sync.Cond) {
 
 // receive is receiver idx's loop: it waits for its turn and for free
 // places, receives for them, and hands the messages over, until ctx is
-// done. On FIFO queues it goes through its own fifo.Receiver, so a receive
-// retried after a failure in transit reuses its ReceiveRequestAttemptId.
+// done. On FIFO queues it goes through its own attempt.Receiver, so a
+// receive retried after a failure in transit reuses its
+// ReceiveRequestAttemptId.
 func (r *run) receive(ctx context.Context, idx int) {
-	recv, err := fifo.NewReceiver(r.c.client, r.c.queueURL)
+	recv, err := attempt.New(r.c.client, r.c.queueURL)
 	if err != nil {
 		r.stop(err)
 		return
@@ -126,7 +127,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			// A FIFO retry reuses the attempt id, and SQS then returns the
 			// first attempt's messages whatever MaxNumberOfMessages says:
 			// keep the places for them and ask for the same number.
-			retrySame := r.c.fifo && recv.AttemptID() != "" && ctx.Err() == nil
+			retrySame := r.c.fifo && recv.Pending() != "" && ctx.Err() == nil
 			if !retrySame {
 				r.unreserve(n)
 			}

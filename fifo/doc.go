@@ -71,13 +71,13 @@
 //
 // # Receiving
 //
-// [Receiver] receives from FIFO queues with a ReceiveRequestAttemptId that
-// a retry after a failure in transit reuses, so a lost answer's messages
-// come back at once; package consumer uses it.
+// Package consumer receives: on FIFO queues a retry after a failure in
+// transit reuses its ReceiveRequestAttemptId, so a lost answer's messages
+// come back at once.
 //
 // # Errors
 //
-// NewSender, NewBatcher and NewReceiver return an error matching
+// NewSender and NewBatcher return an error matching
 // [ErrConfig] for invalid options; a nil option function is skipped.
 // Errors from SQS keep their SDK types (*types.QueueDoesNotExist, …);
 // entries SQS refuses in Failed[] are *[EntryError]. A message's content

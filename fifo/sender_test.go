@@ -514,7 +514,4 @@ func TestConstructorsSkipNilOptionFuncs(t *testing.T) {
 	if err := b.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fifo.NewReceiver(f.client, f.url, nil); err != nil {
-		t.Fatal(err)
-	}
 }

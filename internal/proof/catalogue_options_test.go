@@ -275,30 +275,6 @@ func fifoOptionRows() []row {
 		batcher("Linger -1ns", func(o *fifo.BatcherOptions) { o.Linger = -1 }),
 		batcher("SendConcurrency -1", func(o *fifo.BatcherOptions) { o.SendConcurrency = -1 }),
 		{cat: catOptions, name: "fifo.NewSender: zero-base SendBackoff against a failing queue stops at SendMaxAttempts", calls: true, run: zeroBaseSendBackoff},
-		{cat: catOptions, name: "fifo.NewReceiver: nil client", run: func(t *testing.T, w *catWorld) error {
-			_, err := fifo.NewReceiver(nil, w.fifo)
-			return is(err, fifo.ErrConfig)
-		}},
-		{cat: catOptions, name: "fifo.NewReceiver: typed-nil client", run: func(t *testing.T, w *catWorld) error {
-			_, err := fifo.NewReceiver((*sqs.Client)(nil), w.fifo)
-			return is(err, fifo.ErrConfig)
-		}},
-		{cat: catOptions, name: "fifo.NewReceiver: empty queue URL", run: func(t *testing.T, w *catWorld) error {
-			_, err := fifo.NewReceiver(w.api, "")
-			return is(err, fifo.ErrConfig)
-		}},
-		{cat: catOptions, name: "fifo.Receiver.Receive: nil input", calls: true, run: func(t *testing.T, w *catWorld) error {
-			w.send(t, w.fifo, "m", nil, "g")
-			r, err := fifo.NewReceiver(w.api, w.fifo)
-			if err != nil {
-				return err
-			}
-			out, err := r.Receive(context.Background(), nil)
-			if err != nil || len(out.Messages) != 1 {
-				return fmt.Errorf("expect nil to be an empty input receiving the message, got %v, %v", out, err)
-			}
-			return nil
-		}},
 	}
 }
 

@@ -1,10 +1,15 @@
-package fifo
+// Package attempt receives from a FIFO queue with a ReceiveRequestAttemptId
+// that a retry after a failure in transit reuses, so the messages of a lost
+// answer come back at once instead of after their visibility timeout. The
+// consumer's receive loops use it.
+package attempt
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
+	"errors"
+	"reflect"
 	"sync"
 	"time"
 
@@ -15,23 +20,21 @@ import (
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
+// ErrConfig is returned by New for a nil client or an empty queue URL.
+var ErrConfig = errors.New("attempt: New needs a client and a queue URL")
+
 // ReceiveAPI is the part of the SQS client a Receiver calls.
 type ReceiveAPI interface {
 	ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error)
 }
 
-var _ ReceiveAPI = (*sqs.Client)(nil)
-
-// Receiver issues ReceiveMessage for one logical receive loop so that a
-// receive that failed in transit can be retried safely on a FIFO queue: each
-// logical receive gets a fresh ReceiveRequestAttemptId, a retry after a
-// transient failure reuses it (within its 5-minute life), so SQS returns the
-// messages the lost response held instead of leaving them invisible until
-// their visibility timeout; a successful response drops it. Standard queues
-// never get an attempt id.
+// Receiver issues ReceiveMessage for one logical receive loop: each logical
+// receive gets a fresh ReceiveRequestAttemptId, a retry after a transient
+// failure reuses it (within its 5-minute life), and a successful or
+// permanent answer drops it. Standard queues never get an attempt id.
 //
-// A Receiver is safe for concurrent use, but concurrent receives share one
-// attempt id; give each poller its own Receiver.
+// Concurrent receives would share one attempt id: give each loop its own
+// Receiver.
 type Receiver struct {
 	client   ReceiveAPI
 	queueURL string
@@ -43,42 +46,29 @@ type Receiver struct {
 	since   time.Time // when pending was first used
 }
 
-// ReceiverOptions configure a Receiver. Zero values mean the defaults.
-// Time is the time package's: tests drive the attempt id's 5-minute life
-// with testing/synctest.
-type ReceiverOptions struct {
-	// NewAttemptID makes attempt ids: 1 to 128 characters of SQS's id
-	// charset. Default 32 random hex characters.
-	NewAttemptID func() string
+// New returns a Receiver for queueURL.
+func New(client ReceiveAPI, queueURL string) (*Receiver, error) {
+	if client == nil || queueURL == "" {
+		return nil, ErrConfig
+	}
+	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() { // its first call would panic
+		return nil, ErrConfig
+	}
+	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), newID: randomID}, nil
 }
 
-// NewReceiver returns a Receiver for queueURL.
-func NewReceiver(client ReceiveAPI, queueURL string, optFns ...func(*ReceiverOptions)) (*Receiver, error) {
-	var o ReceiverOptions
-	for _, fn := range optFns {
-		if fn != nil { // an option left unset by a condition
-			fn(&o)
-		}
-	}
-	if isNilClient(client) || queueURL == "" {
-		return nil, fmt.Errorf("%w: NewReceiver needs a client and a queue URL", ErrConfig)
-	}
-	if o.NewAttemptID == nil {
-		o.NewAttemptID = func() string {
-			var b [16]byte
-			_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-			return hex.EncodeToString(b[:])
-		}
-	}
-	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), newID: o.NewAttemptID}, nil
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
 }
 
 // Receive calls ReceiveMessage with in (QueueUrl is filled in when empty;
 // a nil in is an empty input, as for *sqs.Client). On a FIFO queue it sets
-// ReceiveRequestAttemptId as described above, overriding any in in; on a
-// standard queue it clears it.
+// ReceiveRequestAttemptId, overriding any in in; on a standard queue it
+// clears it.
 //
-// While an attempt id is pending (AttemptID is not ""), SQS answers the
+// While an attempt id is pending (Pending is not ""), SQS answers the
 // retry with the first attempt's messages, whatever MaxNumberOfMessages now
 // says: a caller that sizes its room per receive must keep the room it had
 // for the first attempt and ask for the same number again.
@@ -103,9 +93,9 @@ func (r *Receiver) Receive(ctx context.Context, in *sqs.ReceiveMessageInput, opt
 	return out, err
 }
 
-// AttemptID returns the id a retry would reuse, or "" when the next receive
-// starts fresh.
-func (r *Receiver) AttemptID() string {
+// Pending returns the attempt id a retry would reuse, or "" when the next
+// receive starts fresh.
+func (r *Receiver) Pending() string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.pending
