@@ -83,7 +83,7 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 		if o.Notify != nil {
 			o.Notify(err, d)
 		}
-		if !Sleep(ctx, d) {
+		if !sleep(ctx, d) {
 			return errors.Join(err, ctx.Err())
 		}
 	}
@@ -103,9 +103,9 @@ func isNil(s Strategy) bool {
 	return false
 }
 
-// Sleep waits d, or until ctx is done; it reports whether the full d
+// sleep waits d, or until ctx is done; it reports whether the full d
 // passed. Its timer is stopped on every path.
-func Sleep(ctx context.Context, d time.Duration) bool {
+func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}

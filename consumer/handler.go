@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 func retryDelay(err error) (time.Duration, bool) {
@@ -17,14 +18,11 @@ func retryDelay(err error) (time.Duration, bool) {
 
 func panicked(v any, stack []byte) error { return &handler.PanicError{Value: v, Stack: stack} }
 
-// errorType names a failure for error.type: the consumer's own first, then
-// handler.ErrorType.
+// errorType names a failure for error.type: its own sentinels and the
+// handler's name themselves (telemetry.Failure); a panic is a PanicError.
 func errorType(err error) string {
-	switch {
-	case errors.Is(err, ErrLeaseLost):
-		return "lease_lost"
-	case errors.Is(err, ErrShutdownTimeout):
-		return "shutdown_timeout"
+	if telemetry.Walk(err, func(e error) bool { _, ok := e.(*handler.PanicError); return ok }) {
+		return telemetry.ErrorTypePanic
 	}
-	return handler.ErrorType(err)
+	return telemetry.FailureType(err)
 }

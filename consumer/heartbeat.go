@@ -4,13 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
 // ErrLeaseLost is the failure of a message whose visibility could not be
 // kept: its receipt handle stopped working, the extension cap was reached,
 // or its visibility lapsed. SQS may already have delivered it elsewhere, so
 // it is neither deleted nor released.
-var ErrLeaseLost = errors.New("consumer: lease lost")
+var ErrLeaseLost = telemetry.NewFailure("consumer: lease lost", "lease_lost")
 
 // heartbeat extends the visibility of every held message — waiting, running
 // or awaiting delete — before it lapses, until stop is closed.

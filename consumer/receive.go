@@ -71,7 +71,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 		if !ok {
 			return
 		}
-		if pause > 0 && !backoff.Sleep(ctx, pause) { // a receive was throttled: the quota is spent
+		if pause > 0 && !sleep(ctx, pause) { // a receive was throttled: the quota is spent
 			r.unreserve(n)
 			return
 		}
@@ -145,7 +145,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			d := receiveWait(errWaits)
 			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
-			if !backoff.Sleep(ctx, d) {
+			if !sleep(ctx, d) {
 				if retrySame {
 					r.unreserve(n)
 				}

@@ -341,7 +341,7 @@ func (c *Consumer) queueVisibility(ctx context.Context) (time.Duration, error) {
 			return 0, fmt.Errorf("consumer: read the queue's visibility timeout: %w", err)
 		}
 		c.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "consumer: GetQueueAttributes failed; retrying", slog.String("error", err.Error()))
-		if !backoff.Sleep(ctx, receiveWait(waits)) {
+		if !sleep(ctx, receiveWait(waits)) {
 			return 0, nil
 		}
 	}
@@ -443,7 +443,7 @@ func (r *run) shutdown() {
 // ErrShutdownTimeout is the cause of a running handler's cancellation, and
 // its message's failure, at the shutdown timeout: the message is released,
 // visible at once, whatever the handler returns later.
-var ErrShutdownTimeout = errors.New("consumer: handler cancelled at the shutdown timeout")
+var ErrShutdownTimeout = telemetry.NewFailure("consumer: handler cancelled at the shutdown timeout", "shutdown_timeout")
 
 // settle gives up messages the consumer will not handle, or will not wait
 // for: each fails with cause and is released, visible at once.
@@ -499,4 +499,20 @@ func (q *fifoQueue[T]) pop() T {
 		q.items, q.head = q.items[:n], 0
 	}
 	return v
+}
+
+// sleep waits d, or until ctx is done; it reports whether the full d
+// passed. Its timer is stopped on every path.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

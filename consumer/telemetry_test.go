@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -279,5 +280,24 @@ func TestSDKAttributesRoundTrip(t *testing.T) {
 	}
 	if SDKAttributes(nil) != nil || fromSDKAttributes(nil) != nil {
 		t.Fatal("expect nil for none")
+	}
+}
+
+// The consumer's own failures name their error.type beside the handler's.
+func TestConsumerFailuresNameTheirErrorType(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{ErrLeaseLost, "lease_lost"},
+		{fmt.Errorf("extend: %w", ErrLeaseLost), "lease_lost"},
+		{ErrShutdownTimeout, "shutdown_timeout"},
+		{&handler.PanicError{Value: 1}, "panic"},
+		{handler.ErrHeldBack, "held_back"},
+		{errors.New("plain"), "handler_error"},
+	} {
+		if got := errorType(tc.err); got != tc.want {
+			t.Errorf("errorType(%v): expect %q, got %q", tc.err, tc.want, got)
+		}
 	}
 }

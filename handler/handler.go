@@ -3,7 +3,6 @@ package handler
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +24,7 @@ type BatchHandler func(ctx context.Context, msgs []*Message) []error
 
 // ErrNoResult is the failure of a message its BatchHandler returned no
 // result for (a short slice).
-var ErrNoResult = errors.New("handler: the batch handler returned no result for this message")
+var ErrNoResult = telemetry.NewFailure("handler: the batch handler returned no result for this message", "no_result")
 
 // JSON adapts a handler of a decoded body. A body that does not decode into
 // T is permanent: its outcome is Escalate(ReasonDecode, …) matching
@@ -78,42 +77,31 @@ func panicked(v any, stack []byte) error { return &PanicError{Value: v, Stack: s
 // handler: an earlier message of its FIFO group failed, the batch stopped at
 // a failure, the invocation's deadline was near or it ended, or the consumer
 // shut down.
-var ErrNotStarted = errors.New("handler: message not handled")
+var ErrNotStarted = telemetry.NewFailure("handler: message not handled", "not_started")
 
 // ErrHandlerTimeout is the failure of a message whose handler ran past its
 // time: the consumer's HandlerTimeout, or the Timeout middleware's. It is
 // also the cause of the handler ctx's cancellation (context.Cause).
-var ErrHandlerTimeout = errors.New("handler: handler timed out")
+var ErrHandlerTimeout = telemetry.NewFailure("handler: handler timed out", "timeout")
 
 // ErrHandlerExited is the failure of a message whose handler called
 // runtime.Goexit (as t.FailNow does) instead of returning.
-var ErrHandlerExited = errors.New("handler: handler exited without returning (runtime.Goexit)")
+var ErrHandlerExited = telemetry.NewFailure("handler: handler exited without returning (runtime.Goexit)", "exited")
 
 // ErrHeldBack is the failure of a message a BatchHandler reported done but
 // that comes after a failed message of its FIFO group in the same batch
 // (with StopOnFirstFailure, after any failed message): deleting it would let
 // it overtake the failed one, so it is delivered again.
-var ErrHeldBack = errors.New("handler: not deleted after an earlier failure in its FIFO group")
+var ErrHeldBack = telemetry.NewFailure("handler: not deleted after an earlier failure in its FIFO group", "held_back")
 
-// ErrorType names a message's failure for the error.type attribute of spans
+// errorType names a message's failure for the error.type attribute of spans
 // and metrics: "panic", "timeout", "exited", "not_started", "held_back",
-// or "handler_error" for an error the handler returned (an Escalate
-// outcome that was not parked included). Package consumer
-// adds its own ("lease_lost", "shutdown_timeout").
-func ErrorType(err error) string {
-	switch {
-	case asPanic(err) != nil:
-		return "panic"
-	case is(err, ErrHandlerTimeout):
-		return telemetry.ErrorTypeTimeout
-	case is(err, ErrHandlerExited):
-		return "exited"
-	case is(err, ErrNotStarted):
-		return "not_started"
-	case is(err, ErrHeldBack):
-		return "held_back"
-	case is(err, ErrNoResult):
-		return "no_result"
+// "no_result", or "handler_error" for an error the handler returned (an
+// Escalate outcome that was not parked included). Package consumer adds
+// its own ("lease_lost", "shutdown_timeout") the same way.
+func errorType(err error) string {
+	if asPanic(err) != nil {
+		return telemetry.ErrorTypePanic
 	}
-	return "handler_error"
+	return telemetry.FailureType(err)
 }

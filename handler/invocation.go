@@ -162,7 +162,7 @@ func (inv *invocation) reportOne(s signal) {
 		if kind == outcomeHandled {
 			m.Handled.Add(ctx, 1, attrs)
 		} else {
-			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: ErrorType(err)})
+			attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: errorType(err)})
 			m.Failed.Add(ctx, 1, attrs)
 		}
 		if ran {
@@ -172,7 +172,7 @@ func (inv *invocation) reportOne(s signal) {
 	if inv.spans != nil {
 		k = telemetry.KindTracer
 		if kind == outcomeFailed {
-			inv.spans[i].Fail(ErrorType(err))
+			inv.spans[i].Fail(errorType(err))
 		}
 		inv.spans[i].End(nil)
 	}

@@ -180,7 +180,7 @@ func errorText(err error) (s string) {
 
 // Metrics records the duration of each call of the handler it wraps, as
 // the histogram sqskit.handler.duration (seconds) with the attributes
-// sqskit.handler.name (name) and, on failure, error.type (see ErrorType).
+// sqskit.handler.name (name) and, on failure, error.type (see docs/telemetry.md).
 // The runtime already records messaging.process.duration for the whole
 // chain when given a MeterProvider; use Metrics to measure one handler
 // inside it, such as each branch of a router. A nil or no-op mp records
@@ -237,7 +237,7 @@ func handlerDuration(mp metrics.MeterProvider) telemetry.Histogram {
 func recordCall(ctx context.Context, h telemetry.Histogram, attrs *telemetry.Attrs, took time.Duration, err error) {
 	defer func() { _ = recover() }() // an instrument that panics costs this measurement; so does a typed-nil error
 	if err != nil {
-		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: ErrorType(err)})
+		attrs = attrs.With(telemetry.KV{Key: telemetry.AttrErrorType, Value: errorType(err)})
 	}
 	h.Seconds(ctx, took, attrs)
 }

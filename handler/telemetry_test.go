@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -161,5 +162,32 @@ func TestExtractWithoutPropagator(t *testing.T) {
 	}
 	if got := len(c.Keys()); got != 3 {
 		t.Fatalf("expect 3 keys (trace header, traceparent, tracestate), got %v", c.Keys())
+	}
+}
+
+// Every failure the library makes names its error.type, wrapped or joined
+// too; an error the handler returned is "handler_error".
+func TestFailuresNameTheirErrorType(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&PanicError{Value: "boom"}, "panic"},
+		{fmt.Errorf("batch: %w", &PanicError{Value: "boom"}), "panic"},
+		{ErrHandlerTimeout, "timeout"},
+		{fmt.Errorf("slow: %w", ErrHandlerTimeout), "timeout"},
+		{ErrHandlerExited, "exited"},
+		{ErrNotStarted, "not_started"},
+		{errors.Join(errors.New("first"), ErrHeldBack), "held_back"},
+		{ErrNoResult, "no_result"},
+		{Permanent(errors.New("bad")), "handler_error"},
+		{errors.New("plain"), "handler_error"},
+	} {
+		if got := errorType(tc.err); got != tc.want {
+			t.Errorf("errorType(%v): expect %q, got %q", tc.err, tc.want, got)
+		}
+	}
+	if ErrHandlerTimeout.Error() != "handler: handler timed out" || !errors.Is(fmt.Errorf("x: %w", ErrHeldBack), ErrHeldBack) || errors.Is(ErrHeldBack, ErrNoResult) {
+		t.Error("expect the sentinels to keep their messages and identities")
 	}
 }

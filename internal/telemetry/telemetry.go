@@ -39,6 +39,8 @@ const (
 	ErrorTypeOther      = "_OTHER"
 	ErrorTypeCanceled   = "canceled"
 	ErrorTypeTimeout    = "timeout"
+	ErrorTypePanic      = "panic"
+	ErrorTypeHandler    = "handler_error"
 	OperationSend       = "send"
 	OperationReceive    = "receive"
 	OperationProcess    = "process"
@@ -206,6 +208,36 @@ func ErrorType(err error) string {
 			return true
 		}
 		return false
+	})
+	return t
+}
+
+// Failure is a sentinel failure of a message that names its error.type:
+// the handler's and the consumer's errors are Failures, so one walk names
+// them all (FailureType) and no package copies another's list.
+type Failure struct {
+	Msg  string
+	Type string // low cardinality, snake_case
+}
+
+func (f *Failure) Error() string { return f.Msg }
+
+// NewFailure returns a sentinel *Failure: the message's failure is msg, its
+// error.type is errorType.
+func NewFailure(msg, errorType string) error { return &Failure{Msg: msg, Type: errorType} }
+
+// FailureType is the error.type of a message's failure: that of the first
+// *Failure in err's chain, or "handler_error" for an error a handler
+// returned. A panic is the caller's to name first (ErrorTypePanic): its
+// error type belongs to package handler.
+func FailureType(err error) string {
+	t := ErrorTypeHandler
+	Walk(err, func(e error) bool {
+		f, ok := e.(*Failure)
+		if ok {
+			t = f.Type
+		}
+		return ok
 	})
 	return t
 }
