@@ -64,21 +64,20 @@ func (s *Server) receiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput
 				until = t
 			}
 		}
-		wake := s.waitChan()
+		wake, timer, done := s.park(now, until)
 		s.mu.Unlock()
 
-		timer, stop := s.opts.Clock.After(until.Sub(now))
 		select {
 		case <-wake:
 		case <-timer:
 		case <-ctx.Done():
-			stop()
+			done()
 			return nil, ctx.Err()
 		case <-requestOf(ctx).drain:
-			stop()
+			done()
 			return &sqs.ReceiveMessageOutput{}, end(f) // the server is shutting down
 		}
-		stop()
+		done()
 	}
 }
 

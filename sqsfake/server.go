@@ -55,6 +55,8 @@ type Server struct {
 	idSeq     uint64               // message ids and sequences, queue incarnations
 	wake      chan struct{}        // closed and replaced when messages may have become receivable
 	waited    bool                 // a long poll took wake since it was made
+	parked    map[uint64]func()    // the clock timers of long polls waiting on wake, by poll
+	pollSeq   uint64
 	tasks     moveTasks
 
 	requestSeq atomic.Uint64
@@ -197,20 +199,43 @@ func (s *Server) lookupArn(arn string) (*queue, bool) {
 }
 
 // notify wakes long polls. Callers hold s.mu.
+//
+// It releases their clock timers before it returns: a poll it woke no
+// longer counts as parked (ManualClock.Timers) although its goroutine has
+// yet to run, so a test that advances the clock once every poll is parked
+// never advances it past the work the wake starts.
 func (s *Server) notify() {
 	if !s.waited {
 		return // nobody holds wake: no channel to replace for every message sent
+	}
+	for id, stop := range s.parked {
+		stop()
+		delete(s.parked, id)
 	}
 	close(s.wake)
 	s.wake = make(chan struct{})
 	s.waited = false
 }
 
-// waitChan returns the channel notify closes, for a long poll to wait on.
-// Callers hold s.mu.
-func (s *Server) waitChan() <-chan struct{} {
+// park registers a long poll that sleeps until the clock reaches until or
+// notify wakes it. It returns the channels to wait on and the function
+// that ends the wait, which the poll calls however it wakes. Callers hold
+// s.mu.
+func (s *Server) park(now, until time.Time) (wake <-chan struct{}, timer <-chan time.Time, done func()) {
 	s.waited = true
-	return s.wake
+	timer, stop := s.opts.Clock.After(until.Sub(now))
+	if s.parked == nil {
+		s.parked = map[uint64]func(){}
+	}
+	s.pollSeq++
+	id := s.pollSeq
+	s.parked[id] = stop
+	return s.wake, timer, func() {
+		stop()
+		s.mu.Lock()
+		delete(s.parked, id)
+		s.mu.Unlock()
+	}
 }
 
 // nextSeq returns a number never returned before by this Server. Callers

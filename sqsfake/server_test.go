@@ -153,6 +153,53 @@ func TestFaultLatencyWaitsOnTheClock(t *testing.T) {
 	}
 }
 
+// A long poll that a send wakes stops counting as parked before the send
+// returns, not when its goroutine next runs: a test that advances the clock
+// once every poll is parked (ManualClock.Timers) would otherwise advance it
+// past the work the send started (the dlq-replay example told a replay ten
+// simulated seconds late, 1 run in 40).
+func TestWokenLongPollsAreNoLongerParkedWhenTheSendReturns(t *testing.T) {
+	const polls = 4
+	f := newFixture()
+	url := f.queue(t, "q", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for round := range 20 {
+		got := make(chan int, polls)
+		for range polls {
+			go func() {
+				out, err := f.client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), WaitTimeSeconds: 20})
+				if err != nil {
+					t.Error(err)
+					got <- 0
+					return
+				}
+				got <- len(out.Messages)
+			}()
+		}
+		if err := f.clock.WaitForTimers(ctx, polls); err != nil {
+			t.Fatal(err)
+		}
+		entries := make([]types.SendMessageBatchRequestEntry, polls)
+		for i := range entries {
+			entries[i] = types.SendMessageBatchRequestEntry{Id: aws.String(fmt.Sprint(i)), MessageBody: aws.String("m")}
+		}
+		if _, err := f.client.SendMessageBatch(ctx, &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: entries}); err != nil {
+			t.Fatal(err)
+		}
+		if n := f.clock.Timers(); n != 0 {
+			t.Fatalf("round %d: expect no poll parked once the send returned, got %d", round, n)
+		}
+		n := 0
+		for range polls {
+			n += <-got
+		}
+		if n != polls {
+			t.Fatalf("round %d: expect the %d messages received, got %d", round, polls, n)
+		}
+	}
+}
+
 func TestFaultEntries(t *testing.T) {
 	f := newFixture()
 	url := f.queue(t, "q", nil)
