@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -169,7 +170,7 @@ func normalMoved(md Metadata) Metadata {
 		md.Moved = nil
 		return md
 	}
-	moved := map[string]MovedAttribute{}
+	moved := map[string]handler.AttributeValue{}
 	for k, v := range md.Moved {
 		if len(v.BinaryValue) == 0 {
 			v.BinaryValue = nil

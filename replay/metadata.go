@@ -3,6 +3,7 @@ package replay
 import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/parking"
 )
 
@@ -40,18 +41,9 @@ const MetadataAttribute = parking.MetadataAttribute
 //     life on the main queue began that long after its SentTimestamp;
 //   - Reason and Detail: set on escalations;
 //   - Moved: attributes moved aside to make room for the replayer's own, or,
-//     on an escalation, the ones SQS refused or the replayer did not trust.
-//     Restore puts them back.
+//     on an escalation, the ones SQS refused or the replayer did not trust,
+//     as [handler.AttributeValue]s. Restore puts them back.
 type Metadata = parking.Metadata
-
-// MovedAttribute is a message attribute kept inside the metadata: DataType
-// (String, Number or Binary, with an optional custom suffix), StringValue
-// for String and Number values, BinaryValue for Binary ones (base64 in the
-// JSON). Build one with MoveAttribute; AttributeValue turns it back.
-type MovedAttribute = parking.MovedAttribute
-
-// MoveAttribute returns v as a MovedAttribute.
-func MoveAttribute(v types.MessageAttributeValue) MovedAttribute { return parking.MoveAttribute(v) }
 
 // Restore returns a message's attributes as its producer sent them: the
 // replayer's attributes removed and any attribute it moved aside put back.
@@ -79,11 +71,11 @@ func readMetadata(attrs map[string]types.MessageAttributeValue, counterAttribute
 	return md, nil
 }
 
-func keepAside(attrs map[string]types.MessageAttributeValue, name string) map[string]MovedAttribute {
+func keepAside(attrs map[string]types.MessageAttributeValue, name string) map[string]handler.AttributeValue {
 	return parking.KeepAside(attrs, name)
 }
 
-func mergeMoved(a, b map[string]MovedAttribute) map[string]MovedAttribute {
+func mergeMoved(a, b map[string]handler.AttributeValue) map[string]handler.AttributeValue {
 	return parking.MergeMoved(a, b)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -49,26 +50,19 @@ type Metadata struct {
 	FirstFailure time.Time `json:"first"`
 	SourceArn    string    `json:"src,omitempty"`
 	// From is the URL of the queue the message was parked from.
-	From      string                    `json:"from,omitempty"`
-	Attempt   int                       `json:"n,omitempty"`
-	LastDelay time.Duration             `json:"prev,omitempty"`
-	SentDelay time.Duration             `json:"sd,omitempty"`
-	Reason    Reason                    `json:"reason,omitempty"`
-	Detail    string                    `json:"detail,omitempty"`
-	Moved     map[string]MovedAttribute `json:"moved,omitempty"`
+	From      string                            `json:"from,omitempty"`
+	Attempt   int                               `json:"n,omitempty"`
+	LastDelay time.Duration                     `json:"prev,omitempty"`
+	SentDelay time.Duration                     `json:"sd,omitempty"`
+	Reason    Reason                            `json:"reason,omitempty"`
+	Detail    string                            `json:"detail,omitempty"`
+	Moved     map[string]handler.AttributeValue `json:"-"` // as wireAttribute, under "moved"
 }
 
-// MovedAttribute is a message attribute kept inside the metadata.
-type MovedAttribute struct {
-	DataType    string `json:"t"`
-	StringValue string `json:"s,omitempty"`
-	BinaryValue []byte `json:"b,omitempty"`
-}
-
-// MoveAttribute returns v as a MovedAttribute.
-func MoveAttribute(v types.MessageAttributeValue) MovedAttribute {
-	a := MovedAttribute{DataType: aws.ToString(v.DataType)}
-	if sqsrule.BaseDataType(a.DataType) == "Binary" {
+// MoveAttribute returns v as the metadata keeps a moved attribute.
+func MoveAttribute(v types.MessageAttributeValue) handler.AttributeValue {
+	a := handler.AttributeValue{DataType: aws.ToString(v.DataType)}
+	if a.BaseType() == "Binary" {
 		a.BinaryValue = slices.Clone(v.BinaryValue)
 	} else {
 		a.StringValue = aws.ToString(v.StringValue)
@@ -76,15 +70,69 @@ func MoveAttribute(v types.MessageAttributeValue) MovedAttribute {
 	return a
 }
 
-// AttributeValue returns the attribute as the SDK carries it.
-func (a MovedAttribute) AttributeValue() types.MessageAttributeValue {
+// sdkAttribute returns a moved attribute as the SDK carries it.
+func sdkAttribute(a handler.AttributeValue) types.MessageAttributeValue {
 	v := types.MessageAttributeValue{DataType: aws.String(a.DataType)}
-	if sqsrule.BaseDataType(a.DataType) == "Binary" {
+	if a.BaseType() == "Binary" {
 		v.BinaryValue = slices.Clone(a.BinaryValue)
 	} else {
 		v.StringValue = aws.String(a.StringValue)
 	}
 	return v
+}
+
+// wireAttribute is a moved attribute as the metadata's JSON has carried it
+// since the first release: short keys, within SQS's 256 KiB of attributes.
+type wireAttribute struct {
+	DataType    string `json:"t"`
+	StringValue string `json:"s,omitempty"`
+	BinaryValue []byte `json:"b,omitempty"`
+}
+
+func toWire(moved map[string]handler.AttributeValue) map[string]wireAttribute {
+	if moved == nil {
+		return nil
+	}
+	out := make(map[string]wireAttribute, len(moved))
+	for name, a := range moved {
+		out[name] = wireAttribute(a)
+	}
+	return out
+}
+
+func fromWire(moved map[string]wireAttribute) map[string]handler.AttributeValue {
+	if moved == nil {
+		return nil
+	}
+	out := make(map[string]handler.AttributeValue, len(moved))
+	for name, a := range moved {
+		out[name] = handler.AttributeValue(a)
+	}
+	return out
+}
+
+// metadataJSON is Metadata as JSON carries it.
+type metadataJSON struct {
+	plainMetadata
+	Moved map[string]wireAttribute `json:"moved,omitempty"`
+}
+
+type plainMetadata Metadata // Metadata without its JSON methods
+
+// MarshalJSON writes the metadata attribute's JSON.
+func (m Metadata) MarshalJSON() ([]byte, error) {
+	return json.Marshal(metadataJSON{plainMetadata(m), toWire(m.Moved)})
+}
+
+// UnmarshalJSON reads the metadata attribute's JSON.
+func (m *Metadata) UnmarshalJSON(b []byte) error {
+	var j metadataJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*m = Metadata(j.plainMetadata)
+	m.Moved = fromWire(j.Moved)
+	return nil
 }
 
 // BadMetadata says why a message's metadata cannot be used, and under which
@@ -148,7 +196,9 @@ func Read(attrs map[string]types.MessageAttributeValue, counterAttribute string)
 			}
 			md.SentDelay = time.Duration(d)
 		case "moved":
-			err = json.Unmarshal(r, &md.Moved)
+			var moved map[string]wireAttribute
+			err = json.Unmarshal(r, &moved)
+			md.Moved = fromWire(moved)
 		}
 		if err != nil {
 			return invalid("field %q of %s is malformed", name, MetadataAttribute)
@@ -192,22 +242,22 @@ func Counter(attrs map[string]types.MessageAttributeValue, counterAttribute stri
 // KeepAside returns the attribute name of attrs as a moved attribute, or nil
 // when there is none: the value an escalation keeps for humans when it
 // cannot be used.
-func KeepAside(attrs map[string]types.MessageAttributeValue, name string) map[string]MovedAttribute {
+func KeepAside(attrs map[string]types.MessageAttributeValue, name string) map[string]handler.AttributeValue {
 	v, ok := attrs[name]
 	if !ok {
 		return nil
 	}
-	return map[string]MovedAttribute{name: MoveAttribute(v)}
+	return map[string]handler.AttributeValue{name: MoveAttribute(v)}
 }
 
 // MergeMoved returns a with b's entries added, a itself when b is empty.
-func MergeMoved(a, b map[string]MovedAttribute) map[string]MovedAttribute {
+func MergeMoved(a, b map[string]handler.AttributeValue) map[string]handler.AttributeValue {
 	if len(b) == 0 {
 		return a
 	}
 	out := maps.Clone(a)
 	if out == nil {
-		out = map[string]MovedAttribute{}
+		out = map[string]handler.AttributeValue{}
 	}
 	maps.Copy(out, b)
 	return out
@@ -226,7 +276,7 @@ func Restore(attrs map[string]types.MessageAttributeValue, counterAttribute stri
 		return out
 	}
 	for name, m := range md.Moved {
-		out[name] = m.AttributeValue()
+		out[name] = sdkAttribute(m)
 	}
 	return out
 }
@@ -267,7 +317,7 @@ func Pack(user map[string]types.MessageAttributeValue, counterAttribute string, 
 		md.Attempt = attempt
 		md.Moved = maps.Clone(md.Moved)
 		if md.Moved == nil {
-			md.Moved = map[string]MovedAttribute{}
+			md.Moved = map[string]handler.AttributeValue{}
 		}
 		for _, name := range moveOrder(out)[:1-free] {
 			md.Moved[name] = MoveAttribute(out[name])

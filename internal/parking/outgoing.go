@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/sqskit/sqskit/fifo"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -73,7 +74,7 @@ func (o *Outgoing) Build(f Form) (fifo.Message, Reason, error) {
 		attrs, err = Pack(user, o.CounterAttribute, o.Count, md)
 	case FormAttributesAside:
 		for name, v := range user {
-			md.Moved = MergeMoved(md.Moved, map[string]MovedAttribute{name: MoveAttribute(v)})
+			md.Moved = MergeMoved(md.Moved, map[string]handler.AttributeValue{name: MoveAttribute(v)})
 		}
 		attrs, err = Pack(nil, o.CounterAttribute, o.Count, md)
 	case FormAttributesLeftOut:

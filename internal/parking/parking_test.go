@@ -1,12 +1,15 @@
 package parking
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/sqskit/sqskit/handler"
 )
 
 func message(id, body string, system map[string]string, attrs map[string]types.MessageAttributeValue) *types.Message {
@@ -103,5 +106,36 @@ func TestCounter(t *testing.T) {
 		if _, _, err := Counter(num(bad), DefaultCounterAttribute); err == nil {
 			t.Errorf("%s: expect an error", bad)
 		}
+	}
+}
+
+// Messages parked by earlier releases carry moved attributes under short
+// keys (t, s, b); they read the same, and are written the same way, now
+// that a moved attribute is a handler.AttributeValue.
+func TestMovedAttributesKeepTheirWireFormat(t *testing.T) {
+	const wire = `{"id":"m-1","first":"2026-01-02T03:04:05Z","moved":{"bin":{"t":"Binary","b":"AQI="},"num":{"t":"Number.int","s":"7"}}}`
+	want := map[string]handler.AttributeValue{
+		"bin": {DataType: "Binary", BinaryValue: []byte{1, 2}},
+		"num": {DataType: "Number.int", StringValue: "7"},
+	}
+	attrs := map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"), StringValue: aws.String(wire)}}
+	md, bad := Read(attrs, DefaultCounterAttribute)
+	if bad != nil || md.OriginalID != "m-1" || !reflect.DeepEqual(md.Moved, want) {
+		t.Fatalf("Read: expect the moved attributes, got %+v, %v", md, bad)
+	}
+	var viaJSON Metadata
+	if err := json.Unmarshal([]byte(wire), &viaJSON); err != nil || !reflect.DeepEqual(viaJSON, md) {
+		t.Fatalf("json.Unmarshal: expect what Read gives, got %+v, %v", viaJSON, err)
+	}
+	out, err := json.Marshal(md)
+	if err != nil || string(out) != wire {
+		t.Fatalf("json.Marshal: expect\n%s, got\n%s, %v", wire, out, err)
+	}
+	restored := Restore(attrs, "")
+	if v := restored["bin"]; aws.ToString(v.DataType) != "Binary" || !reflect.DeepEqual(v.BinaryValue, []byte{1, 2}) {
+		t.Errorf("Restore: expect the binary attribute back, got %+v", v)
+	}
+	if v := restored["num"]; aws.ToString(v.DataType) != "Number.int" || aws.ToString(v.StringValue) != "7" {
+		t.Errorf("Restore: expect the number attribute back, got %+v", v)
 	}
 }
