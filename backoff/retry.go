@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"time"
+
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // PermanentError marks an error that must not be retried.
@@ -83,7 +85,7 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 		if o.Notify != nil {
 			o.Notify(err, d)
 		}
-		if !sleep(ctx, d) {
+		if !wait.Sleep(ctx, d) {
 			return errors.Join(err, ctx.Err())
 		}
 	}
@@ -101,20 +103,4 @@ func isNil(s Strategy) bool {
 		return v.IsNil()
 	}
 	return false
-}
-
-// sleep waits d, or until ctx is done; it reports whether the full d
-// passed. Its timer is stopped on every path.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

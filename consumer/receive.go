@@ -18,6 +18,7 @@ import (
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 	"github.com/sqskit/sqskit/internal/throttle"
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // receiveState is how many receives may run at once. Guarded by run.mu.
@@ -67,11 +68,11 @@ func (r *run) receive(ctx context.Context, idx int) {
 	}
 	errWaits := backoff.NewIterator(r.o.ReceiveBackoff)
 	for {
-		n, wait, pause, ok := r.awaitTurn(idx)
+		n, poll, pause, ok := r.awaitTurn(idx)
 		if !ok {
 			return
 		}
-		if pause > 0 && !sleep(ctx, pause) { // a receive was throttled: the quota is spent
+		if pause > 0 && !wait.Sleep(ctx, pause) { // a receive was throttled: the quota is spent
 			r.unreserve(n)
 			return
 		}
@@ -101,7 +102,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			cctx, call := r.obs.startCall(ctx, telemetry.OperationReceive, telemetry.OperationReceive, 0)
 			out, err := recv.Receive(cctx, &sqs.ReceiveMessageInput{
 				MaxNumberOfMessages:         int32(n),
-				WaitTimeSeconds:             int32(wait / time.Second),
+				WaitTimeSeconds:             int32(poll / time.Second),
 				VisibilityTimeout:           vis,
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
@@ -145,7 +146,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			d := receiveWait(errWaits)
 			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
-			if !sleep(ctx, d) {
+			if !wait.Sleep(ctx, d) {
 				if retrySame {
 					r.unreserve(n)
 				}
@@ -155,7 +156,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 				break
 			}
 			r.mu.Lock()
-			r.guard.retrying(idx, time.Now(), n, wait)
+			r.guard.retrying(idx, time.Now(), n, poll)
 			ticket = r.recv.win.Start()
 			r.mu.Unlock()
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/telemetry"
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // shutdownGrace is how long Run may take past ShutdownTimeout: it waits
@@ -341,7 +342,7 @@ func (c *Consumer) queueVisibility(ctx context.Context) (time.Duration, error) {
 			return 0, fmt.Errorf("consumer: read the queue's visibility timeout: %w", err)
 		}
 		c.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "consumer: GetQueueAttributes failed; retrying", slog.String("error", err.Error()))
-		if !sleep(ctx, receiveWait(waits)) {
+		if !wait.Sleep(ctx, receiveWait(waits)) {
 			return 0, nil
 		}
 	}
@@ -499,20 +500,4 @@ func (q *fifoQueue[T]) pop() T {
 		q.items, q.head = q.items[:n], 0
 	}
 	return v
-}
-
-// sleep waits d, or until ctx is done; it reports whether the full d
-// passed. Its timer is stopped on every path.
-func sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/throttle"
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // API is the part of the SQS client a Sender calls.
@@ -494,14 +495,10 @@ func (s *Sender) plan(ps []*prepared, prev time.Duration, cause error) (d time.D
 // joined with ctx's error if ctx ends first.
 func (s *Sender) sleep(ctx context.Context, d time.Duration, n int, cause error) error {
 	s.opts.Logger.LogAttrs(ctx, slog.LevelDebug, "fifo: retrying send", slog.Int("messages", n), slog.Duration("delay", d), slog.String("error", cause.Error()))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !wait.Sleep(ctx, d) {
 		return errors.Join(cause, ctx.Err())
 	}
+	return nil
 }
 
 func (s *Sender) delay(attempt int, prev time.Duration, cause error) time.Duration {
