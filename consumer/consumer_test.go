@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -530,6 +531,72 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 		var p *handler.PanicError
 		if len(failures) != 1 || !errors.As(failures[0], &p) {
 			t.Fatalf("expect one handler.PanicError, got %v", failures)
+		}
+	})
+}
+
+// A handler that calls runtime.Goexit (as t.FailNow does) instead of
+// returning fails its message with handler.ErrHandlerExited, as a panic
+// does: the message is settled by its failure policy (here it comes back
+// after its visibility timeout) and the worker is replaced, so with
+// Concurrency 1 the messages after it are still handled. A worker that
+// vanished with its handler would hold the message and leave the consumer
+// with no one to run the rest.
+func TestConsumerGoexitIsAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "exit", "b", "c")
+		var mu sync.Mutex
+		var failures []error
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
+			if m.Body == "exit" {
+				runtime.Goexit()
+			}
+			return nil
+		}, func(o *Options) {
+			o.Concurrency = 1
+			o.OnFailure = LeaveToTimeout
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
+		})
+		stop := started(t, c)
+		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if len(failures) != 1 || !errors.Is(failures[0], handler.ErrHandlerExited) {
+			t.Fatalf("expect one handler.ErrHandlerExited, got %v", failures)
+		}
+		time.Sleep(time.Minute)
+		if v, _ := f.counts(t); v != 1 {
+			t.Fatalf("expect the exited message back on the queue, got %d visible", v)
+		}
+	})
+}
+
+// A batch handler that calls runtime.Goexit fails every message of its
+// batch: none is deleted and none stays held, so Run settles them all and
+// returns.
+func TestConsumerBatchGoexitFailsEveryMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "b")
+		c, err := NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
+			o.OnFailure = LeaveToTimeout
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		until(t, "two failures", func() bool { return c.Stats().Failed == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 0 || s.InFlight != 0 {
+			t.Fatalf("expect nothing deleted and nothing held, got %+v", s)
 		}
 	})
 }

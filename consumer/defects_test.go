@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,62 +21,6 @@ import (
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
-
-func TestDefectGoexitConsumer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newQueue(t, "jobs", nil)
-		f.send(t, "", "a", "exit", "b", "c")
-		var mu sync.Mutex
-		var failures []error
-		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
-			if m.Body == "exit" {
-				runtime.Goexit()
-			}
-			return nil
-		}, func(o *Options) {
-			o.Concurrency = 1
-			o.OnFailure = LeaveToTimeout
-			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
-				mu.Lock()
-				failures = append(failures, err)
-				mu.Unlock()
-			}
-		})
-		stop := started(t, c)
-		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })
-		if err := stop(); err != nil {
-			t.Fatal(err)
-		}
-		if len(failures) != 1 || !errors.Is(failures[0], handler.ErrHandlerExited) {
-			t.Fatalf("expect one handler.ErrHandlerExited, got %v", failures)
-		}
-		time.Sleep(time.Minute)
-		if v, _ := f.counts(t); v != 1 {
-			t.Fatalf("expect the exited message back on the queue, got %d visible", v)
-		}
-	})
-}
-
-func TestDefectGoexitBatchConsumer(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newQueue(t, "jobs", nil)
-		f.send(t, "", "a", "b")
-		c, err := NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
-			o.OnFailure = LeaveToTimeout
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		stop := started(t, c)
-		until(t, "two failures", func() bool { return c.Stats().Failed == 2 })
-		if err := stop(); err != nil {
-			t.Fatal(err)
-		}
-		if s := c.Stats(); s.Deleted != 0 || s.InFlight != 0 {
-			t.Fatalf("expect nothing deleted and nothing held, got %+v", s)
-		}
-	})
-}
 
 // Defect 3: at shutdown, messages not started were kept (and extended by
 // the heartbeat) until running handlers ended, instead of being released
