@@ -475,6 +475,39 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 	})
 }
 
+// At shutdown, messages received but not started are released at once, in
+// one batch, while the running handlers finish and are deleted. Kept until
+// the running handlers end, they would stay invisible (the heartbeat
+// extending them) and out of every other consumer's reach for as long as
+// the slowest handler runs.
+func TestConsumerShutdownReleasesUnstartedMessagesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", numbered(10)...)
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
+			time.Sleep(20 * time.Second)
+			return nil
+		}, func(o *Options) { o.Concurrency = 2 })
+		stop := started(t, c)
+		until(t, "ten received", func() bool { return c.Stats().Received == 10 })
+		errc := make(chan error, 1)
+		go func() { errc <- stop() }()
+		time.Sleep(2 * time.Second)
+		if v, _ := f.counts(t); v != 8 {
+			t.Fatalf("expect the 8 unstarted messages visible 2 s after cancel, got %d", v)
+		}
+		if n := f.srv.Calls().Op["ChangeMessageVisibilityBatch"]; n != 1 {
+			t.Errorf("expect the 8 released in one batch, got %d calls", n)
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 2 || s.Released != 8 {
+			t.Fatalf("expect the 2 running deleted and 8 released, got %+v", s)
+		}
+	})
+}
+
 // At the shutdown timeout a running handler's ctx is cancelled with the
 // cause ErrShutdownTimeout, its message fails with it and is released.
 func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {

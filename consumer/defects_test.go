@@ -22,37 +22,6 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// Defect 3: at shutdown, messages not started were kept (and extended by
-// the heartbeat) until running handlers ended, instead of being released
-// at once.
-func TestDefectShutdownReleasesUnstartedAtOnce(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := newQueue(t, "jobs", nil)
-		f.send(t, "", numbered(10)...)
-		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
-			time.Sleep(20 * time.Second)
-			return nil
-		}, func(o *Options) { o.Concurrency = 2 })
-		stop := started(t, c)
-		until(t, "ten received", func() bool { return c.Stats().Received == 10 })
-		errc := make(chan error, 1)
-		go func() { errc <- stop() }()
-		time.Sleep(2 * time.Second)
-		if v, _ := f.counts(t); v != 8 {
-			t.Fatalf("expect the 8 unstarted messages visible 2 s after cancel, got %d", v)
-		}
-		if n := f.srv.Calls().Op["ChangeMessageVisibilityBatch"]; n != 1 {
-			t.Errorf("expect the 8 released in one batch, got %d calls", n)
-		}
-		if err := <-errc; err != nil {
-			t.Fatal(err)
-		}
-		if s := c.Stats(); s.Deleted != 2 || s.Released != 8 {
-			t.Fatalf("expect the 2 running deleted and 8 released, got %+v", s)
-		}
-	})
-}
-
 // Defect 5: options that were accepted and then misbehaved.
 func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
 	f := newQueue(t, "jobs", nil)
