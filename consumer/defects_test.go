@@ -8,69 +8,16 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/sqsfake"
 )
-
-// Defect 5: options that were accepted and then misbehaved.
-func TestDefectOptionsRefusedBeforeRun(t *testing.T) {
-	f := newQueue(t, "jobs", nil)
-	h := func(context.Context, *handler.Message) error { return nil }
-	cases := map[string]func(*Options){
-		"MaxInFlight 1<<50 (makechan panic)":         func(o *Options) { o.MaxInFlight = 1 << 50 },
-		"Concurrency 1<<40":                          func(o *Options) { o.Concurrency = 1 << 40 },
-		"FromBackOff(nil) (nil func call)":           func(o *Options) { o.RedeliveryBackoff = backoff.FromBackOff(nil) },
-		"typed nil strategy":                         func(o *Options) { o.RedeliveryBackoff = (*backoff.Capped)(nil) },
-		"FullJitter{} receive backoff (never waits)": func(o *Options) { o.ReceiveBackoff = backoff.FullJitter{} },
-		"HeartbeatInterval 1ns (burns a core)":       func(o *Options) { o.HeartbeatInterval = time.Nanosecond },
-		"WaitTime 1500ms (silently truncated)":       func(o *Options) { o.WaitTime = 1500 * time.Millisecond },
-		"MaxReceiveConcurrency above its bound":      func(o *Options) { o.MaxReceiveConcurrency = 1 << 20 },
-		"ReceiveConcurrency above MaxReceive":        func(o *Options) { o.ReceiveConcurrency, o.MaxReceiveConcurrency = 5, 4 },
-		"HandlerTimeout below 1s":                    func(o *Options) { o.HandlerTimeout = time.Millisecond },
-		"DeleteLinger above 1s":                      func(o *Options) { o.DeleteLinger = time.Minute },
-	}
-	for name, fn := range cases {
-		t.Run(name, func(t *testing.T) {
-			if _, err := New(f.client, f.url, h, fn); !errors.Is(err, ErrConfig) {
-				t.Fatalf("expect ErrConfig, got %v", err)
-			}
-		})
-	}
-	t.Run("typed nil client (panicked in Run)", func(t *testing.T) {
-		if _, err := New((*sqs.Client)(nil), f.url, h); !errors.Is(err, ErrConfig) {
-			t.Fatalf("expect ErrConfig, got %v", err)
-		}
-	})
-	t.Run("HeartbeatInterval too long for the queue's visibility", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			q := newQueue(t, "short", map[string]string{"VisibilityTimeout": "20"})
-			q.send(t, "", "m")
-			var handled atomic.Int64
-			c, err := New(q.client, q.url, func(context.Context, *handler.Message) error { handled.Add(1); return nil }, func(o *Options) {
-				o.HeartbeatInterval = 25 * time.Second
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := c.Run(context.Background()); !errors.Is(err, ErrConfig) {
-				t.Fatalf("expect Run to refuse it with ErrConfig, got %v", err)
-			}
-			if v, _ := q.counts(t); v != 1 || handled.Load() != 0 {
-				t.Fatalf("expect the message left unhandled and visible, got %d visible, %d handled", v, handled.Load())
-			}
-		})
-	})
-}
 
 // Defect 6: on FIFO queues every failure of a group's head released the
 // messages received with it, costing each a receive; behind a poison
