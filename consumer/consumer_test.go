@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -474,6 +475,39 @@ func TestConsumerGracefulShutdown(t *testing.T) {
 	})
 }
 
+// At shutdown, messages received but not started are released at once, in
+// one batch, while the running handlers finish and are deleted. Kept until
+// the running handlers end, they would stay invisible (the heartbeat
+// extending them) and out of every other consumer's reach for as long as
+// the slowest handler runs.
+func TestConsumerShutdownReleasesUnstartedMessagesAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", numbered(10)...)
+		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
+			time.Sleep(20 * time.Second)
+			return nil
+		}, func(o *Options) { o.Concurrency = 2 })
+		stop := started(t, c)
+		until(t, "ten received", func() bool { return c.Stats().Received == 10 })
+		errc := make(chan error, 1)
+		go func() { errc <- stop() }()
+		time.Sleep(2 * time.Second)
+		if v, _ := f.counts(t); v != 8 {
+			t.Fatalf("expect the 8 unstarted messages visible 2 s after cancel, got %d", v)
+		}
+		if n := f.srv.Calls().Op["ChangeMessageVisibilityBatch"]; n != 1 {
+			t.Errorf("expect the 8 released in one batch, got %d calls", n)
+		}
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 2 || s.Released != 8 {
+			t.Fatalf("expect the 2 running deleted and 8 released, got %+v", s)
+		}
+	})
+}
+
 // At the shutdown timeout a running handler's ctx is cancelled with the
 // cause ErrShutdownTimeout, its message fails with it and is released.
 func TestConsumerShutdownTimeoutCancelsHandlers(t *testing.T) {
@@ -530,6 +564,72 @@ func TestConsumerPanicIsAFailure(t *testing.T) {
 		var p *handler.PanicError
 		if len(failures) != 1 || !errors.As(failures[0], &p) {
 			t.Fatalf("expect one handler.PanicError, got %v", failures)
+		}
+	})
+}
+
+// A handler that calls runtime.Goexit (as t.FailNow does) instead of
+// returning fails its message with handler.ErrHandlerExited, as a panic
+// does: the message is settled by its failure policy (here it comes back
+// after its visibility timeout) and the worker is replaced, so with
+// Concurrency 1 the messages after it are still handled. A worker that
+// vanished with its handler would hold the message and leave the consumer
+// with no one to run the rest.
+func TestConsumerGoexitIsAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "exit", "b", "c")
+		var mu sync.Mutex
+		var failures []error
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
+			if m.Body == "exit" {
+				runtime.Goexit()
+			}
+			return nil
+		}, func(o *Options) {
+			o.Concurrency = 1
+			o.OnFailure = LeaveToTimeout
+			o.Hooks.Failed = func(_ context.Context, _ *handler.Message, err error) {
+				mu.Lock()
+				failures = append(failures, err)
+				mu.Unlock()
+			}
+		})
+		stop := started(t, c)
+		until(t, "three deletes and a failure", func() bool { s := c.Stats(); return s.Deleted == 3 && s.Failed == 1 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if len(failures) != 1 || !errors.Is(failures[0], handler.ErrHandlerExited) {
+			t.Fatalf("expect one handler.ErrHandlerExited, got %v", failures)
+		}
+		time.Sleep(time.Minute)
+		if v, _ := f.counts(t); v != 1 {
+			t.Fatalf("expect the exited message back on the queue, got %d visible", v)
+		}
+	})
+}
+
+// A batch handler that calls runtime.Goexit fails every message of its
+// batch: none is deleted and none stays held, so Run settles them all and
+// returns.
+func TestConsumerBatchGoexitFailsEveryMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		f.send(t, "", "a", "b")
+		c, err := NewBatch(f.client, f.url, func(context.Context, []*handler.Message) []error { runtime.Goexit(); return nil }, func(o *Options) {
+			o.OnFailure = LeaveToTimeout
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stop := started(t, c)
+		until(t, "two failures", func() bool { return c.Stats().Failed == 2 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		if s := c.Stats(); s.Deleted != 0 || s.InFlight != 0 {
+			t.Fatalf("expect nothing deleted and nothing held, got %+v", s)
 		}
 	})
 }
@@ -660,6 +760,47 @@ func TestConsumerHandlerMutatingItsMessage(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A handler that rewrites every field of its handler.Message (id, receipt
+// handle, body, FIFO group, receive count) rewrites only its own copy: the
+// consumer deletes all three messages, holds nothing, and Run returns when
+// its ctx ends. Were the handler's copy the consumer's record, the rewritten
+// ids would never be freed (the consumer stops receiving once MaxInFlight
+// leak) and the rewritten FIFO group would keep Run from returning.
+func TestConsumerHandlerRewritingItsMessageLeaksNothing(t *testing.T) {
+	rewrite := func(m *handler.Message) {
+		m.ID, m.ReceiptHandle, m.Body = "forged", "forged", ""
+		m.Attributes["MessageGroupId"] = "forged"
+		m.Attributes["ApproximateReceiveCount"] = "999"
+	}
+	t.Run("Consumer", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			q := newQueue(t, "q.fifo", nil)
+			q.send(t, "g", "1", "2", "3")
+			c, err := New(q.client, q.url, func(_ context.Context, m *handler.Message) error { rewrite(m); return nil },
+				func(o *Options) { o.VisibilityTimeout = 30 * time.Second })
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- c.Run(ctx) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(time.Hour):
+				t.Fatalf("Run still running an hour after its ctx ended: %+v", c.Stats())
+			}
+			visible, inFlight := q.counts(t)
+			if st := c.Stats(); st.Deleted != 3 || st.InFlight != 0 || visible+inFlight != 0 {
+				t.Fatalf("expect all three deleted and nothing held, got %+v, %d left on the queue", st, visible+inFlight)
+			}
+		})
+	})
 }
 
 // Logs never carry a message's body or attribute values, whatever happens

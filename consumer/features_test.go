@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -568,6 +569,74 @@ func TestFIFOGuardSizesReceives(t *testing.T) {
 	if d := std.failed("g", now, time.Second, time.Time{}); d != time.Second {
 		t.Fatalf("expect no change on standard queues, got %v", d)
 	}
+}
+
+// On a FIFO queue a head that always fails (a poison message) is
+// dead-lettered alone, and its group-mates are each handled once, in order,
+// after it. SQS hands the mates out with the head and releases them with it
+// at each failure; unless the head comes back alone (the fifoGuard's job),
+// each failure costs each mate a receive, and behind a poison message they
+// reach maxReceiveCount (3 here) unhandled and are dead-lettered with it.
+func TestFIFOPoisonHeadIsDeadLetteredAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv := sqsfake.New()
+		client := srv.Client()
+		ctx := context.Background()
+		dlq, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs-dlq.fifo"), Attributes: map[string]string{"FifoQueue": "true"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		arn, err := client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: dlq.QueueUrl, AttributeNames: []types.QueueAttributeName{"QueueArn"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("jobs.fifo"), Attributes: map[string]string{
+			"FifoQueue": "true", "ContentBasedDeduplication": "true",
+			"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":3}`, arn.Attributes["QueueArn"]),
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &qfix{srv: srv, client: client, url: *q.QueueUrl}
+		f.send(t, "g", "poison", "m1", "m2", "m3", "m4", "m5")
+		f.send(t, "h", "h1", "h2")
+		var mu sync.Mutex
+		var handled []string
+		c := newConsumer(t, f, func(_ context.Context, m *handler.Message) error {
+			if m.Body == "poison" {
+				return errors.New("cannot handle")
+			}
+			mu.Lock()
+			handled = append(handled, m.Body)
+			mu.Unlock()
+			return nil
+		})
+		stop := started(t, c)
+		until(t, "every good message handled", func() bool { mu.Lock(); defer mu.Unlock(); return len(handled) == 7 })
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: dlq.QueueUrl, MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dead []string
+		for _, m := range out.Messages {
+			dead = append(dead, aws.ToString(m.Body))
+		}
+		if !slices.Equal(dead, []string{"poison"}) {
+			t.Fatalf("expect only the poison message dead-lettered, got %v", dead)
+		}
+		var g []string
+		for _, b := range handled {
+			if b[0] == 'm' {
+				g = append(g, b)
+			}
+		}
+		if !slices.Equal(g, []string{"m1", "m2", "m3", "m4", "m5"}) {
+			t.Fatalf("expect the group's messages handled once each, in order, got %v", g)
+		}
+	})
 }
 
 // leaseOf fails the heartbeat's extensions of the messages it names (by

@@ -147,10 +147,10 @@ func TestLostResponseDeliversOneCopy(t *testing.T) {
 	})
 }
 
-// Issue 13 §4.1: on a standard queue every retry after a lost
-// acknowledgement enqueues a copy. The attempts are bounded (3 by default)
-// and Unconfirmed tells the caller how many copies may exist; the queue
-// holds exactly that many here, because sqsfake applies every attempt.
+// On a standard queue every retry after a lost acknowledgement enqueues a
+// copy, so the attempts are bounded (3 by default) and Unconfirmed tells the
+// caller how many copies may exist; the queue holds exactly that many here,
+// because sqsfake applies every attempt.
 func TestStandardLostAcknowledgementsBoundedAndCounted(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newBubbleFixture(t, "std", nil)
@@ -190,8 +190,10 @@ func TestStandardLostAcknowledgementsBoundedAndCounted(t *testing.T) {
 	})
 }
 
-// Issue 13 §4.2: a persistent server error on a standard queue is retried
-// SendMaxAttempts times (3 by default), not until ctx ends.
+// A persistent server error is retried SendMaxAttempts times (3 by default
+// on a standard queue, 10 on FIFO), not until ctx ends: on a standard queue
+// each attempt may leave a copy, and a caller with a long ctx would
+// otherwise wait, and duplicate, without bound.
 func TestPersistentServerErrorIsRetriedBoundedly(t *testing.T) {
 	cases := []struct {
 		queue string
@@ -317,8 +319,9 @@ func TestValidationErrorsBeforeAnyCall(t *testing.T) {
 	}
 }
 
-// Issue 13 §4.4: the Dedup strategy's sentinel survives in the
-// ValidationError's chain, beside ErrInvalid.
+// The Dedup strategy's sentinel survives in the ValidationError's chain,
+// beside ErrInvalid, so a caller can tell why the strategy refused a message
+// (no key, no id, its own error) with errors.Is.
 func TestDedupErrorsKeepTheirSentinel(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
 	custom := errors.New("no order id")
@@ -345,9 +348,10 @@ func TestDedupErrorsKeepTheirSentinel(t *testing.T) {
 	}
 }
 
-// Issue 13 §4.3: an invalid message blocks only the messages of its group
+// An invalid message in a FIFO batch blocks only the messages of its group
 // that come after it, and their error names it; earlier messages of the
-// group and other groups are sent.
+// group and other groups are sent. Sending the later ones would break the
+// group's order; holding back the rest would fail messages that are fine.
 func TestSendBatchInvalidMessageBlocksOnlyLaterMessages(t *testing.T) {
 	f := newFixture(t, "q.fifo", nil)
 	msgs := []fifo.Message{

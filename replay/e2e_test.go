@@ -87,16 +87,14 @@ func receiveDistinct(t *testing.T, api *sqs.Client, url string, want int) []type
 // emulator: dead-lettered messages go back to the main queue with the
 // counter and provenance, and one with spent attempts to the operator queue.
 //
-// It used to fail now and then ("expect 24 messages on main, got 14"): it
-// counted the main queue by receiving until a receive came back empty, so
-// any ten messages it could not see for a moment ended the count early. Two
-// things did that: the old replayer computed DelaySeconds by comparing the
-// emulator's SentTimestamp with its own clock (a whole batch got a delay if
-// they disagreed), and a receive whose response is lost and retried by the
-// SDK hides ten messages for the queue's 30 s visibility timeout. The
-// replayer no longer compares clocks for delays a standard target can take
-// (DelaySeconds is the policy's delay, here 0), and the test counts with the
-// queue's counters and receives by distinct MessageId.
+// It counts the main queue with the queue's counters and receives by
+// distinct MessageId, not by receiving until a receive comes back empty:
+// messages can be out of sight for a moment (a receive whose response is
+// lost and retried by the SDK hides ten for the queue's 30 s visibility
+// timeout), and such a count ends early ("expect 24 messages on main, got
+// 14"). The replayer gives a standard target the policy's delay (here 0)
+// as DelaySeconds without comparing the emulator's SentTimestamp with its
+// own clock, so clocks that disagree delay no batch.
 func TestEmulatorEndToEnd(t *testing.T) {
 	api := fauxqs.StartT(t).Client()
 	ctx := context.Background()

@@ -17,8 +17,9 @@ import (
 	"github.com/sqskit/sqskit/replay"
 )
 
-// The drift issue 19 found between replay's engine and the consumer's, one
-// test each: they fail on replay's own engine.
+// Where the replayer must behave as the consumer does, one test each:
+// replay receives through the consumer's engine, and each of these would
+// fail on an engine of replay's own that drifted from it.
 
 // HandleLambda takes the bare array of records EventBridge Pipes passes to
 // a Lambda target, as handler.Event decodes it.
@@ -83,8 +84,8 @@ func TestFIFODLQReceivesCarryAnAttemptID(t *testing.T) {
 	})
 }
 
-// WaitTime is whole seconds, as the consumer takes it: 1.5 s was accepted
-// and sent as 1.
+// WaitTime is whole seconds, as the consumer takes it: 1.5 s is refused
+// rather than silently sent as 1.
 func TestWaitTimeIsWholeSeconds(t *testing.T) {
 	_, err := replay.New(newWorld(t, false).api, "https://q/dlq", "https://q/ops", func(o *replay.Options) {
 		o.Target, o.WaitTime = "https://q/main", 1500*time.Millisecond

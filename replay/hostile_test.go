@@ -26,9 +26,9 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// The regression tests of issue 11: a message's attributes are input from
-// anyone who can send to the queue, and a network fails in every way. Each
-// test here failed before the fix.
+// The replayer against hostile input and failing networks: a message's
+// attributes are input from anyone who can send to the queue, and a network
+// fails in every way. Each test holds one guarantee against one of them.
 
 func metadataAttr(t *testing.T, md map[string]any) types.MessageAttributeValue {
 	t.Helper()
@@ -58,8 +58,9 @@ func (w *world) takeAll(t *testing.T, url string) []string {
 	}
 }
 
-// Defect 1: two DLQ messages whose metadata claims the same original id are
-// two messages; both reach the target.
+// Two DLQ messages whose metadata claims the same original id are two
+// messages, and both reach the target: the metadata is anyone's to write, so
+// a forged id must not make one message pass for a copy of another.
 func TestForgedOriginalIDDoesNotDeduplicate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, true)
@@ -84,8 +85,9 @@ func TestForgedOriginalIDDoesNotDeduplicate(t *testing.T) {
 	})
 }
 
-// Defect 2: a due time in the metadata beyond any the policy gives is not
-// obeyed: the message is not held; it is escalated with the reason.
+// A due time in the metadata beyond any the policy gives is not obeyed: the
+// message is not held; it is escalated with the reason. Obeyed, a forged due
+// time would keep the message in the DLQ until its retention dropped it.
 func TestForgedSentDelayIsNotHeld(t *testing.T) {
 	for _, fifo := range []bool{false, true} {
 		t.Run(map[bool]string{true: "fifo", false: "standard"}[fifo], func(t *testing.T) {
@@ -103,7 +105,9 @@ func TestForgedSentDelayIsNotHeld(t *testing.T) {
 	}
 }
 
-// Defect 3a: ten messages of 200 KiB do not fit one SendMessageBatch (1 MiB).
+// Ten messages of 200 KiB do not fit one SendMessageBatch (1 MiB): they are
+// split into batches under 1 MiB, and all ten are replayed, none failed for
+// the size of the batch it was put in.
 func TestLargeMessagesSplitIntoBatchesUnderOneMiB(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)
@@ -133,7 +137,9 @@ func lambdaEvent(msgs []types.Message) events.SQSEvent {
 	return event
 }
 
-// Defect 3b: a Lambda event of 25 records is sent in batches of ten.
+// A Lambda event of 25 records is sent in batches of ten, SendMessageBatch's
+// limit, and all 25 reach the target: an event source mapping may deliver
+// more records than one batch call takes.
 func TestLambdaEventOfTwentyFiveRecords(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)
@@ -158,7 +164,7 @@ func TestLambdaEventOfTwentyFiveRecords(t *testing.T) {
 	})
 }
 
-// Defect 4a: a message too large for the replay metadata is escalated, and
+// A message too large for the replay metadata is escalated, and
 // the escalation, which cannot carry everything either, still reaches the
 // operator queue with the body intact.
 func TestTooLargeEscalationReachesTheOperator(t *testing.T) {
@@ -181,9 +187,9 @@ func TestTooLargeEscalationReachesTheOperator(t *testing.T) {
 	})
 }
 
-// Defect 4b: a Lambda record whose attributes SQS refuses (a String without
-// a value) is not retried forever: it reaches the operator queue in a form
-// SQS accepts, with the reason.
+// A Lambda record whose attributes SQS refuses (a String without a value)
+// is not retried forever: it reaches the operator queue in a form SQS
+// accepts, with the reason.
 func TestUnsendableAttributesReachTheOperator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)
@@ -208,8 +214,8 @@ func seedGroup(t *testing.T, w *world, group string, n int) {
 	}
 }
 
-// Defect 5a: a send entry that fails keeps the later messages of its group
-// behind it.
+// On FIFO, a send entry that fails keeps the later messages of its group
+// behind it, so the group reaches the target in order.
 func TestFIFOEntryFailureKeepsGroupOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, true)
@@ -227,8 +233,8 @@ func TestFIFOEntryFailureKeepsGroupOrder(t *testing.T) {
 	})
 }
 
-// Defect 5b: a Filter that skips a group's head keeps the rest of the group
-// behind it.
+// On FIFO, a Filter that skips a group's head keeps the rest of the group
+// behind it: the group moves only after its head, in order.
 func TestFIFOFilterSkippingTheHeadKeepsGroupOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, true)
@@ -247,8 +253,9 @@ func TestFIFOFilterSkippingTheHeadKeepsGroupOrder(t *testing.T) {
 	})
 }
 
-// Defect 5c: in one Drain, a held head comes back from its hold with later
-// messages of its group that this Drain has not seen: they stay behind it.
+// On FIFO, in one Drain, a held head may come back from its hold with later
+// messages of its group that this Drain has not seen: they stay behind it,
+// so the group reaches the target in order.
 func TestFIFODrainKeepsLaterMessagesBehindAHeldHead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, true)
@@ -283,9 +290,10 @@ func TestFIFODrainKeepsLaterMessagesBehindAHeldHead(t *testing.T) {
 	})
 }
 
-// Defect 6: decorators around the strategy keep a message's delay
-// reproducible, and backoff.MaxAttempts{N: 3} inside a policy of three
-// replays allows three.
+// Decorators around the strategy (Capped, MaxAttempts) keep a message's
+// delay reproducible, so every decision for one message gives the same due
+// time; and backoff.MaxAttempts{N: 3} inside a policy of three replays
+// allows three.
 func TestDelaysReproducibleUnderDecorators(t *testing.T) {
 	jitter := backoff.FullJitter{Base: time.Second, Cap: time.Hour}
 	for name, s := range map[string]backoff.Strategy{
@@ -327,8 +335,9 @@ func (a *throttled) ReceiveMessage(context.Context, *sqs.ReceiveMessageInput, ..
 	return nil, &types.RequestThrottled{Message: aws.String("slow down")}
 }
 
-// Defect 7a: a receive backoff that gives 0 or Stop (a drained Budget) does
-// not make Run spin.
+// A receive backoff that gives 0 or Stop (a drained Budget) does not make
+// Run spin: it is refused up front, or throttled receives stay spaced out
+// instead of hammering SQS in a tight loop.
 func TestRunDoesNotSpinOnAZeroOrStoppedBackoff(t *testing.T) {
 	drained, err := backoff.NewBudget(1, 1, 0)
 	if err != nil {
@@ -383,7 +392,12 @@ func TestDrainGivesUpAfterFiveFailedReceives(t *testing.T) {
 	})
 }
 
-// Defect 7b: configurations that loop are refused.
+// Configurations that would make the replayer loop, or that it cannot pace,
+// are refused with ErrConfig: the DLQ as a destination (target, operator
+// queue or a source's route) or the operator queue as the target, however
+// the URLs are spelled, since messages would go round for ever; a counter
+// kept in the metadata attribute; a rate limit or receive backoff that
+// cannot space receives; a counter name SQS reserves.
 func TestLoopingConfigurationsRefused(t *testing.T) {
 	api := sqsfake.New().Client()
 	const dlq, main, ops = "https://sqs.eu-west-1.amazonaws.com/1/dlq", "https://sqs.eu-west-1.amazonaws.com/1/main", "https://sqs.eu-west-1.amazonaws.com/1/ops"
@@ -412,8 +426,9 @@ func TestLoopingConfigurationsRefused(t *testing.T) {
 	}
 }
 
-// Defect 7c: a malformed counter inside the metadata escalates as
-// InvalidCounter instead of restarting the count.
+// A malformed counter inside the metadata escalates as InvalidCounter
+// instead of restarting the count, which would give a poison message a
+// fresh set of replays.
 func TestMalformedCounterInMetadataEscalates(t *testing.T) {
 	for _, n := range []any{"abc", 1.5, -1, 1e12} {
 		attrs := map[string]types.MessageAttributeValue{replay.MetadataAttribute: metadataAttr(t, map[string]any{"id": "x", "first": "2026-01-01T00:00:00Z", "n": n})}
@@ -473,8 +488,8 @@ func TestDetailNeverQuotesForgedText(t *testing.T) {
 	}
 }
 
-// Defect 8: a delete that fails in a retryable way is retried, so the
-// message is not sent twice.
+// A delete that fails in a retryable way is retried, so the message is not
+// sent twice.
 func TestFailedDeleteIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)
@@ -566,7 +581,8 @@ func TestRunEndsOnAFinalError(t *testing.T) {
 	}
 }
 
-// Defect 9: AWSTraceHeader survives replay and escalation.
+// AWSTraceHeader survives replay and escalation, so a replayed or escalated
+// message stays in the trace it was sent in.
 func TestTraceHeaderSurvives(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)

@@ -57,6 +57,22 @@ func TestDecideCountsAndEscalates(t *testing.T) {
 	}
 }
 
+// Decide(nil, now) decides a nil message as an empty one: no counter, so
+// the first replay, with the empty message's delay and first-failure time.
+// Decide takes whatever a caller's own receive or event handed it, and a
+// nil there must get an answer, not a panic on the missing message id.
+func TestDecideNilMessageIsAnEmptyMessage(t *testing.T) {
+	p := Policy{MaxAttempts: 2}
+	got := p.Decide(nil, now)
+	want := p.Decide(&types.Message{}, now)
+	if got.Action != Replay || got.Attempt != 1 {
+		t.Fatalf("expect the first replay, got %+v", got)
+	}
+	if got.Delay != want.Delay || got.Metadata.FirstFailure != want.Metadata.FirstFailure || got.Delay < 0 || got.Delay > time.Minute {
+		t.Fatalf("expect the empty message's decision %+v, got %+v", want, got)
+	}
+}
+
 // Delays grow with the attempt, and the same message and attempt always get
 // the same jittered delay: any replayer instance agrees when a held message
 // is due.
@@ -223,6 +239,36 @@ func TestInvalidMetadataKeepsTheOriginals(t *testing.T) {
 		delete(attrs, DefaultCounterAttribute)
 		if d := (Policy{}).Decide(dlqMessage("m-1", attrs), now); d.Reason != InvalidMetadata {
 			t.Errorf("%s: expect InvalidMetadata, got %v %q", bad, d.Action, d.Reason)
+		}
+	}
+}
+
+// A sqskit-replay attribute holding JSON null is invalid metadata, not
+// empty metadata: the replayer always writes an object, so null is metadata
+// it did not write (forged, or another tool's), and like any such metadata
+// Decide escalates it as InvalidMetadata for a human to read. Restore keeps
+// the attribute as the producer's own.
+func TestNullMetadataIsInvalid(t *testing.T) {
+	d := Policy{}.Decide(dlqMessage("m1", map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"), StringValue: aws.String("null")}}), now)
+	if d.Action != Escalate || d.Reason != InvalidMetadata {
+		t.Fatalf("expect an InvalidMetadata escalation, got %v %q", d.Action, d.Reason)
+	}
+	if got := Restore(map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"), StringValue: aws.String("null")}}, ""); got[MetadataAttribute].StringValue == nil {
+		t.Fatalf("expect Restore to keep the producer's own attribute, got %v", got)
+	}
+}
+
+// With several unreadable fields in the metadata, Decide reports the same
+// one every time, and so the same reason (InvalidCounter or
+// InvalidMetadata) and detail: two receives of one message must escalate
+// the same way, whatever Go's map iteration order.
+func TestDecideIsDeterministicWithSeveralBadFields(t *testing.T) {
+	m := dlqMessage("m1", map[string]types.MessageAttributeValue{MetadataAttribute: {DataType: aws.String("String"),
+		StringValue: aws.String(`{"sd":900000000050,"prev":-1,"n":-4,"first":"then","moved":"x"}`)}})
+	first := Policy{}.Decide(m, now)
+	for range 50 {
+		if d := (Policy{}).Decide(m, now); d.Reason != first.Reason || d.Detail != first.Detail {
+			t.Fatalf("expect the same decision every time, got %q (%s), then %q (%s)", first.Reason, first.Detail, d.Reason, d.Detail)
 		}
 	}
 }
