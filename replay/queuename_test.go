@@ -8,7 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
+	"github.com/sqskit/sqskit/backoff"
+	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -131,5 +134,43 @@ func TestRunRefusesNamesItCannotResolve(t *testing.T) {
 				t.Errorf("expect no receive, got %d", got)
 			}
 		})
+	}
+}
+
+func TestHandleLambdaTakesQueueNames(t *testing.T) {
+	srv, client, urls := namedQueues(t)
+	ctx := context.Background()
+	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["orders-dlq"]), MessageBody: aws.String("a")}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(urls["orders-dlq"]), VisibilityTimeout: 60,
+		MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("expect the message, got %v, %v", out, err)
+	}
+	event := handler.Event(lambdaEvent(out.Messages))
+
+	noResolver, err := replay.New(apiOnly{client}, "orders-dlq", "ops", func(o *replay.Options) { o.Target = "orders" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := noResolver.HandleLambda(ctx, event); !errors.Is(err, replay.ErrConfig) {
+		t.Errorf("expect ErrConfig without GetQueueUrl, got %v", err)
+	}
+
+	r, err := replay.New(client, "orders-dlq", "ops", func(o *replay.Options) {
+		o.Target = "orders"
+		o.Policy.Backoff = backoff.Constant{} // replay at once
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.ResetCalls()
+	resp, err := r.HandleLambda(ctx, event)
+	if err != nil || len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("expect the message replayed, got %+v, %v", resp, err)
+	}
+	if got := srv.Calls().Queue["orders"]["SendMessageBatch"]; got != 1 {
+		t.Errorf("expect one send to the target, got %d", got)
 	}
 }

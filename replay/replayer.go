@@ -174,8 +174,9 @@ type Replayer struct {
 // given by name: Run and Drain resolve names with the client's GetQueueUrl
 // before their first receive (once per Replayer), and return an error
 // matching ErrConfig when the client has no GetQueueUrl or a queue does not
-// exist; HandleLambda resolves them on first use. A name and a URL are the
-// same queue when the URL ends with the name.
+// exist; HandleLambda does the same at its first invocation (an error
+// leaves the batch in the DLQ). A name and a URL are the same queue when
+// the URL ends with the name.
 // Invalid options return an error matching ErrConfig, before any call to
 // SQS; a nil option function is skipped.
 func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) (*Replayer, error) {
