@@ -173,6 +173,7 @@ func TestPrometheusScrapeSpreadsDurations(t *testing.T) {
 					continue
 				}
 				found = true
+				t.Logf("%s{%s}: %d buckets below 5 s hold observations", c.metric, labels, bucketsBelow(cumulative, 5))
 				if got := bucketsBelow(cumulative, 5); got < c.min {
 					t.Errorf("%s{%s}: expect observations in at least %d buckets below 5 s, got %d: %v", c.metric, labels, c.min, got, cumulative)
 				}
