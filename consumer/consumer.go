@@ -65,7 +65,9 @@ var ErrConfig = errors.New("consumer: invalid options")
 var ErrRunning = errors.New("consumer: already running")
 
 // New returns a Consumer that runs h for each message of queueURL. FIFO is
-// recognised by the .fifo suffix. Invalid options (a nil or typed-nil
+// recognised by the .fifo suffix. queueURL may be a queue name: Run resolves
+// it first with GetQueueUrl when the client has that method (as *sqs.Client
+// does), and ends with ErrConfig when it has not. Invalid options (a nil or typed-nil
 // client, an empty URL, a nil handler, an option out of range) return an
 // error matching ErrConfig; a nil option function is skipped. Nothing is
 // started until Run.

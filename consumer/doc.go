@@ -61,6 +61,7 @@
 //
 // The long form (delivery, failures, FIFO, receives that adapt to demand,
 // batched deletes, visibility, shutdown, throughput) is docs/consumer.md.
+// On Kubernetes (grace period, probes, scaling, [HTTPClient]): docs/kubernetes.md.
 //
 // # Throughput and shutdown
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/parking"
+	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
@@ -67,15 +68,18 @@ const maxParkReason = 128
 // invisible. It serves the Consumer's Escalate outcomes and, as a
 // handler.Parker, the Lambda adapter's. It is safe for concurrent use.
 type Parker struct {
-	client   ParkerAPI
-	queueURL string
-	parking  string
-	sender   *fifo.Sender
-	opts     ParkerOptions
+	client  ParkerAPI
+	queue   *queueref.Ref // the source queue, resolved on first use when a name
+	parking string
+	sender  *fifo.Sender
+	opts    ParkerOptions
 }
 
 // NewParker returns a Parker for messages received from queueURL, parking
-// them on parkingQueueURL, which must be another queue. Invalid options
+// them on parkingQueueURL, which must be another queue. Either may be a
+// queue name, resolved on first use with the client's GetQueueUrl (see
+// New); a name and a URL are the same queue when the URL ends with the name.
+// Invalid options
 // return an error matching ErrConfig; a nil option function is skipped.
 func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...func(*ParkerOptions)) (*Parker, error) {
 	var o ParkerOptions
@@ -89,7 +93,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 		return nil, configError("nil client")
 	case queueURL == "" || parkingQueueURL == "":
 		return nil, configError("empty queue or parking queue URL")
-	case sqsrule.SameQueue(queueURL, parkingQueueURL):
+	case queueref.Same(queueURL, parkingQueueURL):
 		return nil, configError("the parking queue is the queue itself: a parked message would come back to be parked again")
 	case o.CounterAttribute == parking.MetadataAttribute:
 		return nil, configError("CounterAttribute is the metadata attribute %s", parking.MetadataAttribute)
@@ -115,7 +119,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 	if err != nil {
 		return nil, configError("parking queue: %w", err)
 	}
-	return &Parker{client: client, queueURL: queueURL, parking: parkingQueueURL, sender: sender, opts: o}, nil
+	return &Parker{client: client, queue: queueref.New(queueURL), parking: parkingQueueURL, sender: sender, opts: o}, nil
 }
 
 // batchOnly lets a ParkerAPI serve fifo.Sender, whose SendBatch calls
@@ -141,7 +145,11 @@ func (p *Parker) Park(ctx context.Context, m *handler.Message, reason string, ca
 	if m == nil {
 		return fmt.Errorf("consumer: park: nil message")
 	}
-	out := p.outgoing(m, reason, cause)
+	from, err := p.sourceURL(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer: park: %w", err)
+	}
+	out := p.outgoing(m, from, reason, cause)
 	var last error
 	for f := parking.FormWhole; f <= parking.FormBodyOnly; f++ {
 		msg, _, err := out.Build(f)
@@ -155,7 +163,7 @@ func (p *Parker) Park(ctx context.Context, m *handler.Message, reason string, ca
 				return nil
 			}
 			if !refused(err) {
-				return fmt.Errorf("consumer: park: %w", err)
+				return fmt.Errorf("consumer: park: %w", parkingConfig(err))
 			}
 		}
 		last = err
@@ -166,7 +174,7 @@ func (p *Parker) Park(ctx context.Context, m *handler.Message, reason string, ca
 }
 
 // outgoing builds the escalation of m in the replayer's format.
-func (p *Parker) outgoing(m *handler.Message, reason string, cause error) parking.Outgoing {
+func (p *Parker) outgoing(m *handler.Message, from, reason string, cause error) parking.Outgoing {
 	msg := &types.Message{MessageId: aws.String(m.ID), Body: aws.String(m.Body), Attributes: m.Attributes,
 		MessageAttributes: SDKAttributes(m.MessageAttributes)}
 	counter := p.opts.CounterAttribute
@@ -192,7 +200,7 @@ func (p *Parker) outgoing(m *handler.Message, reason string, cause error) parkin
 		md.FirstFailure = time.Now().UTC().Truncate(time.Millisecond)
 	}
 	md.SourceArn = m.Attributes[string(types.MessageSystemAttributeNameDeadLetterQueueSourceArn)]
-	md.From = p.queueURL
+	md.From = from
 	if reason == "" {
 		reason = handler.ReasonPermanent
 	}
@@ -241,7 +249,11 @@ func (p *Parker) Hold(ctx context.Context, m *handler.Message, d time.Duration) 
 	if m == nil {
 		return fmt.Errorf("consumer: hold: nil message")
 	}
-	_, err := p.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(p.queueURL),
+	url, err := p.sourceURL(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer: hold: %w", err)
+	}
+	_, err = p.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url),
 		ReceiptHandle: aws.String(m.ReceiptHandle), VisibilityTimeout: parking.HoldSeconds(d)})
 	if err != nil {
 		return fmt.Errorf("consumer: hold: %w", err)

@@ -200,6 +200,9 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 		return ErrRunning
 	}
 	defer c.running.Store(false)
+	if ok, err := c.resolveQueue(ctx); !ok { // a queue name, once
+		return err
+	}
 	o := c.opts
 	apiCtx, apiCancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer apiCancel()

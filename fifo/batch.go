@@ -54,6 +54,12 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []Message) []Result {
 
 func (s *Sender) sendBatch(ctx context.Context, msgs []Message) []Result {
 	results := make([]Result, len(msgs))
+	if _, err := s.queueURL(ctx); err != nil {
+		for i := range results {
+			results[i].Err = err
+		}
+		return results
+	}
 	q := s.newPipeline(s.opts.SendConcurrency, true, func(p *prepared, r Result) { results[p.index] = r })
 	var invalid map[string]blockage // FIFO groups with an invalid message
 	for i := range msgs {
@@ -118,7 +124,7 @@ func (s *Sender) batchInput(batch []*prepared) *sqs.SendMessageBatchInput {
 			DelaySeconds:            p.msg.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
 		}
 	}
-	return &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.queueURL), Entries: entries}
+	return &sqs.SendMessageBatchInput{QueueUrl: aws.String(s.queue.URL()), Entries: entries}
 }
 
 // outcomes settles a batch's accepted entries and those SQS refused for

@@ -93,6 +93,9 @@ func (b *Batcher) Send(ctx context.Context, m Message) (Result, error) {
 }
 
 func (b *Batcher) send(ctx context.Context, m *Message) (Result, error) {
+	if _, err := b.s.queueURL(ctx); err != nil {
+		return Result{Err: err}, err
+	}
 	p, err := b.s.prepare(ctx, 0, m)
 	if err != nil {
 		return Result{Err: err}, err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/throttle"
@@ -181,11 +182,11 @@ const (
 // Sender sends messages to one queue, FIFO or standard. It is safe for
 // concurrent use; each call keeps its own messages' order.
 type Sender struct {
-	client   API
-	queueURL string
-	fifo     bool
-	opts     SenderOptions
-	obs      observer
+	client API
+	queue  *queueref.Ref // resolved on the first send when given by name
+	fifo   bool
+	opts   SenderOptions
+	obs    observer
 
 	winMu sync.Mutex
 	win   throttle.Window // the last pipeline's, where the next starts
@@ -194,8 +195,12 @@ type Sender struct {
 // ErrConfig matches every invalid option with errors.Is.
 var ErrConfig = errors.New("fifo: invalid options")
 
-// NewSender returns a Sender for queueURL. FIFO is detected by the .fifo
-// suffix, never by the presence of group ids.
+// NewSender returns a Sender for queueURL, a queue URL or a queue name. FIFO
+// is detected by the .fifo suffix (a name has it too), never by the presence
+// of group ids. A name is resolved with GetQueueUrl on the first send, when
+// client has that method (as *sqs.Client does): once, and again on the next
+// send if it failed. Without it, or when the queue does not exist, sends
+// fail with an error matching ErrConfig that says so.
 func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Sender, error) {
 	var o SenderOptions
 	for _, fn := range optFns {
@@ -213,7 +218,7 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 	if err := resolveOptions(&o, isFIFO); err != nil {
 		return nil, err
 	}
-	return &Sender{client: client, queueURL: queueURL, fifo: isFIFO, opts: o, obs: newObserver(&o, queueURL)}, nil
+	return &Sender{client: client, queue: queueref.New(queueURL), fifo: isFIFO, opts: o, obs: newObserver(&o, queueURL)}, nil
 }
 
 // isNilClient reports a nil client, including a nil pointer in the
@@ -405,12 +410,16 @@ func (s *Sender) Send(ctx context.Context, m Message) (Result, error) {
 }
 
 func (s *Sender) send(ctx context.Context, m *Message) (Result, error) {
+	url, err := s.queueURL(ctx)
+	if err != nil {
+		return Result{Err: err}, err
+	}
 	p, err := s.prepare(ctx, 0, m)
 	if err != nil {
 		return Result{Err: err}, err
 	}
 	in := &sqs.SendMessageInput{
-		QueueUrl: aws.String(s.queueURL), MessageBody: aws.String(m.Body), MessageAttributes: p.attrs,
+		QueueUrl: aws.String(url), MessageBody: aws.String(m.Body), MessageAttributes: p.attrs,
 		MessageSystemAttributes: systemAttributes(p.traceHeader),
 		DelaySeconds:            m.DelaySeconds, MessageGroupId: optional(p.groupID), MessageDeduplicationId: optional(p.dedupID),
 	}
@@ -523,4 +532,16 @@ func optional(s string) *string {
 		return nil
 	}
 	return aws.String(s)
+}
+
+// queueURL is the queue's URL, resolved from its name the first time.
+func (s *Sender) queueURL(ctx context.Context) (string, error) {
+	url, err := s.queue.Resolve(ctx, s.client)
+	switch {
+	case errors.Is(err, queueref.ErrUnresolved):
+		return "", fmt.Errorf("%w: %w", ErrConfig, err)
+	case err != nil:
+		return "", fmt.Errorf("fifo: %w", err)
+	}
+	return url, nil
 }

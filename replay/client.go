@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/sqskit/sqskit/internal/queueref"
 )
 
 // errNotCalled answers the calls the engine never makes on a replayer's
@@ -55,3 +57,7 @@ func (c engineClient) ChangeMessageVisibility(ctx context.Context, in *sqs.Chang
 	}
 	return &sqs.ChangeMessageVisibilityOutput{ResultMetadata: out.ResultMetadata}, nil
 }
+
+// QueueResolver lets the consumer, the senders and the Parker resolve queue
+// names with the user's client, when it has GetQueueUrl.
+func (c engineClient) QueueResolver() queueref.Resolver { return queueref.Of(c.API) }

@@ -38,7 +38,10 @@ const lambdaReceiveAllowance = 15 * time.Minute
 func (r *Replayer) HandleLambda(ctx context.Context, event handler.Event) (events.SQSEventResponse, error) {
 	s := r.newSession(nil)
 	s.receivedAt = time.Now().Add(-lambdaReceiveAllowance)
-	parker, err := consumer.NewParker(r.client, r.dlq, r.operator, func(o *consumer.ParkerOptions) {
+	if err := r.resolveQueues(ctx); err != nil {
+		return events.SQSEventResponse{}, err // the whole batch stays in the DLQ
+	}
+	parker, err := consumer.NewParker(r.client, r.resolved(r.dlq), r.resolved(r.operator), func(o *consumer.ParkerOptions) {
 		o.CounterAttribute, o.MaxMessageBytes, o.Logger = r.policy.CounterAttribute, r.policy.MaxMessageBytes, r.opts.Logger
 		o.TracerProvider, o.MeterProvider = r.opts.TracerProvider, r.opts.MeterProvider
 	})

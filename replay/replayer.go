@@ -20,6 +20,7 @@ import (
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -55,6 +56,7 @@ type Options struct {
 	Policy Policy
 	// Target is the queue URL replays go to; it must be neither the DLQ nor
 	// the operator queue. Set Target or Sources, not both.
+	// It may be a queue name (see New).
 	Target string
 	// Sources routes by the DeadLetterQueueSourceArn SQS sets on each DLQ
 	// message (never by anything in the message's own attributes): source
@@ -161,12 +163,20 @@ type Replayer struct {
 	opts      Options
 	policy    Policy
 	senders   map[string]*fifo.Sender // one per target
+	queues    []*queueref.Ref         // the DLQ, the operator queue and the targets, resolved before a pass
 	decisions telemetry.Counter
 	attrs     *telemetry.Attrs // the DLQ's metric attributes; nil when metrics are off
 }
 
 // New returns a Replayer for the dead-letter queue dlqURL, escalating to
 // operatorQueueURL. One of Options.Target and Options.Sources is required.
+// Each queue (dlqURL, operatorQueueURL, Target, the URLs of Sources) may be
+// given by name: Run and Drain resolve names with the client's GetQueueUrl
+// before their first receive (once per Replayer), and return an error
+// matching ErrConfig when the client has no GetQueueUrl or a queue does not
+// exist; HandleLambda does the same at its first invocation (an error
+// leaves the batch in the DLQ). A name and a URL are the same queue when
+// the URL ends with the name.
 // Invalid options return an error matching ErrConfig, before any call to
 // SQS; a nil option function is skipped.
 func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) (*Replayer, error) {
@@ -212,7 +222,9 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 			return nil, fmt.Errorf("%w: target %s: %w", ErrConfig, t, err)
 		}
 		r.senders[t] = s
+		r.queues = append(r.queues, queueref.New(t))
 	}
+	r.queues = append(r.queues, queueref.New(dlqURL), queueref.New(operatorQueueURL))
 	if m := telemetry.NewMeter(o.MeterProvider, scope); m.On() {
 		r.attrs = telemetry.QueueAttrs(dlqURL)
 		r.decisions = m.Counter(telemetry.MetricReplayDecisions, "{message}", "Outcomes of messages taken from the DLQ, by sqskit.replay.outcome and sqskit.replay.reason.")
@@ -238,7 +250,7 @@ func (r *Replayer) consumerOptions(hooks consumer.Hooks, drain bool) func(*consu
 		o.OnFailure = consumer.LeaveToTimeout // a failed message comes back after its visibility timeout
 		o.RateLimit = r.opts.RateLimit
 		o.ReceiveBackoff = r.opts.ReceiveBackoff
-		o.ParkingQueue = r.operator
+		o.ParkingQueue = r.resolved(r.operator)
 		o.TracerProvider, o.MeterProvider, o.Logger = r.opts.TracerProvider, r.opts.MeterProvider, r.opts.Logger
 		if r.opts.Propagator != nil {
 			o.Propagator = r.opts.Propagator
@@ -253,14 +265,15 @@ func configError(format string, args ...any) error {
 
 // validateQueues refuses the settings that make a message loop: replaying or
 // escalating into the DLQ itself, or escalating to the queue replays go to,
-// however each queue's URL is spelled (sqsrule.SameQueue).
+// however each queue is spelled (queueref.Same: a name matches a URL that
+// ends with it).
 func validateQueues(dlq, operator string, o Options) error {
 	switch {
 	case dlq == "":
 		return configError("empty dead-letter queue URL")
 	case operator == "":
 		return configError("empty operator queue URL: escalation is an explicit send, never a second redrive")
-	case sqsrule.SameQueue(operator, dlq):
+	case queueref.Same(operator, dlq):
 		return configError("the operator queue is the DLQ: an escalation would come back to be escalated again")
 	case o.Target == "" && len(o.Sources) == 0:
 		return configError("set Target or Sources")
@@ -279,9 +292,9 @@ func validateQueues(dlq, operator string, o Options) error {
 	}
 	for _, t := range targets {
 		switch {
-		case sqsrule.SameQueue(t, dlq):
+		case queueref.Same(t, dlq):
 			return configError("a replay target is the DLQ: replays would never leave it")
-		case sqsrule.SameQueue(t, operator):
+		case queueref.Same(t, operator):
 			return configError("a replay target is the operator queue: escalations and replays must not mix")
 		}
 	}

@@ -2,9 +2,11 @@ package replay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/internal/queueref"
 )
 
 // Run replays continuously until ctx is done, or a call fails for good (a
@@ -45,7 +47,10 @@ func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
 		s.seen = map[string]bool{}
 		client.onReceive = s.receiveDone
 	}
-	c, err := consumer.NewBatch(client, r.dlq, s.handle, r.consumerOptions(s.hooks(), drain))
+	if err := r.resolveQueues(ctx); err != nil {
+		return Report{}, err
+	}
+	c, err := consumer.NewBatch(client, r.resolved(r.dlq), s.handle, r.consumerOptions(s.hooks(), drain))
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -60,4 +65,35 @@ func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
 		return s.report, s.fatal
 	}
 	return s.report, err
+}
+
+// resolveQueues resolves the queues given by name before a pass receives
+// anything, so a wrong name stops the pass instead of failing each message;
+// each is resolved once per Replayer, and a failure is tried again on the
+// next pass. The consumer, the senders and the Parker resolve the same names
+// again on their own first use.
+func (r *Replayer) resolveQueues(ctx context.Context) error {
+	for _, q := range r.queues {
+		_, err := q.Resolve(ctx, r.client)
+		switch {
+		case errors.Is(err, queueref.ErrUnresolved):
+			return fmt.Errorf("%w: %w", ErrConfig, err)
+		case err != nil:
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	return nil
+}
+
+// resolved is the URL of a queue given to New, once resolved; until then,
+// what was given.
+func (r *Replayer) resolved(given string) string {
+	for _, q := range r.queues {
+		if q.Given() == given {
+			if url := q.URL(); url != "" {
+				return url
+			}
+		}
+	}
+	return given
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	sqshandler "github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/replay"
 )
@@ -183,14 +184,20 @@ func (h *handler) replayable(m *types.Message) bool {
 	return false
 }
 
-// noOperatorQueue stands for the operator queue when there is none.
-const noOperatorQueue = "sqs-dlq-replay:no-operator-queue"
+// noOperatorQueue stands for the operator queue when there is none. It has
+// a scheme, so the replayer takes it for a URL and never resolves it as a
+// queue name.
+const noOperatorQueue = "sqs-dlq-replay://no-operator-queue"
 
 // errNoOperatorQueue fails an escalation when there is no operator queue.
 var errNoOperatorQueue = errors.New("sqs-dlq-replay: no OPERATOR_QUEUE_URL: the record fails instead")
 
 // withoutEscalations refuses sends to noOperatorQueue before any call.
 type withoutEscalations struct{ replay.API }
+
+// QueueResolver lets the replayer resolve queue names with the wrapped
+// client, when it can.
+func (w withoutEscalations) QueueResolver() queueref.Resolver { return queueref.Of(w.API) }
 
 func (w withoutEscalations) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
 	if aws.ToString(in.QueueUrl) == noOperatorQueue {
