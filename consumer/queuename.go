@@ -10,6 +10,7 @@ import (
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqserr"
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // A queue may be given to New, NewBatch and NewParker by name ("orders") as
@@ -42,7 +43,7 @@ func (c *Consumer) resolveQueue(ctx context.Context) (bool, error) {
 			return false, fmt.Errorf("consumer: %w", err)
 		}
 		c.opts.Logger.LogAttrs(ctx, slog.LevelWarn, "consumer: GetQueueUrl failed; retrying", slog.String("error", err.Error()))
-		if !sleep(ctx, receiveWait(waits)) {
+		if !wait.Sleep(ctx, receiveWait(waits)) {
 			return false, nil
 		}
 	}
