@@ -41,8 +41,9 @@
 // The DLQ's retention must outlast the longest delay (Policy.MaxBackoff,
 // 12 h by default), and the DLQ must have no redrive policy of its own:
 // holding a message until its replay is due counts as a receive, so SQS
-// would move it on, out of the replayer's reach. The operator queue is a
-// plain queue that a human (or the sqskit tool) reads.
+// would move it on, out of the replayer's reach. Run and Drain check both
+// before they receive, when the client has GetQueueAttributes, and refuse
+// with ErrConfig. The operator queue is a plain queue that a human reads.
 //
 // # What it guarantees
 //

@@ -50,6 +50,9 @@ func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
 	if err := r.resolveQueues(ctx); err != nil {
 		return Report{}, err
 	}
+	if err := r.checkDLQ(ctx, r.resolved(r.dlq)); err != nil {
+		return Report{}, err
+	}
 	c, err := consumer.NewBatch(client, r.resolved(r.dlq), s.handle, r.consumerOptions(s.hooks(), drain))
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)

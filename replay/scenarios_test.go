@@ -486,12 +486,12 @@ func TestRunFinishesTheBatchInProgress(t *testing.T) {
 	}
 }
 
-// Why the DLQ must not have a redrive policy of its own (the package doc;
-// nothing checks it, as the Replayer's API has no GetQueueAttributes):
-// holds count as receives, so SQS moves a message held until due on to the
-// DLQ's own dead-letter queue at its next receive, out of the replayer's
-// reach, instead of handing it over to be replayed.
-func TestDLQRedrivePolicyTakesHeldMessagesAway(t *testing.T) {
+// The DLQ must not have a redrive policy of its own: holds count as
+// receives, so SQS moves a message held until due on to the DLQ's own
+// dead-letter queue at its next receive, out of the replayer's reach. A
+// pass with a client that reads queue attributes refuses to start; one
+// whose client cannot read them shows why.
+func TestDLQRedrivePolicyIsRefusedBecauseItTakesHeldMessagesAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newWorld(t, false)
 		lost := w.create(t, "dlq-of-dlq", nil)
@@ -501,16 +501,73 @@ func TestDLQRedrivePolicyTakesHeldMessagesAway(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.seedDLQ(t, "m", "", nil)
-		r := w.replayer(t, func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} })
-		if rep := w.drain(t, r); rep.Held != 1 {
+		policy := func(o *replay.Options) { o.Policy = replay.Policy{Backoff: backoff.Constant{D: time.Hour}} }
+		if _, err := w.replayer(t, policy).Drain(context.Background()); !errors.Is(err, replay.ErrConfig) || !strings.Contains(err.Error(), "redrive policy") {
+			t.Fatalf("expect the pass refused for the DLQ's redrive policy, got %v", err)
+		}
+		if n := w.srv.Calls().Op["ReceiveMessage"]; n != 0 {
+			t.Fatalf("expect nothing received by a refused pass, got %d receives", n)
+		}
+
+		unchecked, err := replay.New(withoutAttributes{w.api}, w.dlq, w.operator, func(o *replay.Options) {
+			o.Target, o.VisibilityTimeout = w.main, 30*time.Second
+			policy(o)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := w.drain(t, unchecked); rep.Held != 1 {
 			t.Fatalf("expect the message held for its hour, got %+v", rep)
 		}
 		time.Sleep(time.Hour + time.Minute)
-		if rep := w.drain(t, r); rep.Replayed != 0 {
+		if rep := w.drain(t, unchecked); rep.Replayed != 0 {
 			t.Fatalf("expect nothing to replay, got %+v", rep)
 		}
 		if got := w.receiveAll(t, lost); len(got) != 1 {
 			t.Fatalf("expect the held message moved to the DLQ's own DLQ, got %d there", len(got))
 		}
 	})
+}
+
+// A DLQ whose retention is no longer than the longest hold would let a held
+// message expire in it: the pass refuses to start, naming both.
+func TestDLQRetentionNoLongerThanMaxBackoffIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t, false)
+		if _, err := w.api.SetQueueAttributes(context.Background(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(w.dlq), Attributes: map[string]string{
+			"MessageRetentionPeriod": "3600",
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			maxBackoff time.Duration
+			refused    bool
+		}{{0, true}, {time.Hour, true}, {59 * time.Minute, false}} {
+			r := w.replayer(t, func(o *replay.Options) { o.Policy.MaxBackoff = tc.maxBackoff })
+			_, err := r.Drain(context.Background())
+			if refused := errors.Is(err, replay.ErrConfig) && strings.Contains(err.Error(), "MessageRetentionPeriod 1h0m0s"); refused != tc.refused || (!tc.refused && err != nil) {
+				t.Errorf("MaxBackoff %v: expect refused=%v, got %v", tc.maxBackoff, tc.refused, err)
+			}
+		}
+	})
+}
+
+// withoutAttributes is a client wrapper with API's calls only, as a user's
+// small wrapper may be: the Replayer cannot check the DLQ through it.
+type withoutAttributes struct{ api *sqs.Client }
+
+func (c withoutAttributes) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	return c.api.ReceiveMessage(ctx, in, optFns...)
+}
+
+func (c withoutAttributes) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
+	return c.api.SendMessageBatch(ctx, in, optFns...)
+}
+
+func (c withoutAttributes) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
+	return c.api.DeleteMessageBatch(ctx, in, optFns...)
+}
+
+func (c withoutAttributes) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
+	return c.api.ChangeMessageVisibilityBatch(ctx, in, optFns...)
 }
