@@ -240,7 +240,9 @@ type fakeRunner struct {
 	ignoreCtx bool
 }
 
-func newFake(ignoreCtx bool) *fakeRunner { return &fakeRunner{err: make(chan error, 1), ignoreCtx: ignoreCtx} }
+func newFake(ignoreCtx bool) *fakeRunner {
+	return &fakeRunner{err: make(chan error, 1), ignoreCtx: ignoreCtx}
+}
 
 func (f *fakeRunner) Run(ctx context.Context) error {
 	done := ctx.Done()
