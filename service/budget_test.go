@@ -175,7 +175,7 @@ func TestBudgetCancelRacingRelease(t *testing.T) {
 	b := service.NewBudget(3)
 	shares := []*service.Share{b.Share(1), b.Share(2), b.Share(3)}
 	var wg sync.WaitGroup
-	for i := range 300 {
+	for i := range 1000 {
 		s := shares[i%len(shares)]
 		wg.Go(func() {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -141,6 +141,16 @@ func (c loggedCloser) Close(ctx context.Context) error {
 	return c.Closer.Close(ctx)
 }
 
+// until waits, in fake time, for cond.
+func until(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Hour); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
 func numbered(prefix string, n int) []string {
 	b := make([]string, n)
 	for i := range b {
@@ -299,6 +309,41 @@ func TestRunGracePeriodNamesTheStuckComponent(t *testing.T) {
 			t.Error("expect the sender left open while a runner runs")
 		}
 		stuck.err <- nil // lets its goroutine end before the bubble does
+	})
+}
+
+// A Consumer whose ShutdownTimeout outlasts the grace period, its handler
+// deaf to ctx, is named, and Run returns on time: SIGTERM to return stays
+// within GracePeriod whatever a component does.
+func TestRunGracePeriodHoldsWithASlowConsumer(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := newQueues(t, "orders")
+		q.send(t, "orders", "slow")
+		started, finished := make(chan struct{}), make(chan struct{})
+		slow, err := consumer.New(q.client, q.url["orders"], func(context.Context, *handler.Message) error {
+			close(started)
+			time.Sleep(time.Minute)
+			close(finished)
+			return nil
+		}, func(o *consumer.Options) { o.ShutdownTimeout = 10 * time.Second })
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		var stoppedAt time.Time
+		go func() { <-started; stoppedAt = time.Now(); stop() }()
+		log := &events{}
+		err = service.Run(ctx, service.Components{Runners: map[string]service.Runner{"orders": loggedRunner{slow, "orders", log}}},
+			func(o *service.Options) { o.GracePeriod = 5 * time.Second })
+		if took := time.Since(stoppedAt); took != 5*time.Second {
+			t.Errorf("expect a return after the grace period, 5s, got %v", took)
+		}
+		var ce *service.ComponentError
+		if !errors.As(err, &ce) || ce.Name != "orders" || !errors.Is(err, service.ErrGracePeriodOver) {
+			t.Errorf("expect orders named as still running, got %v", err)
+		}
+		<-finished // the bubble ends once the handler and the consumer have
+		until(t, func() bool { return len(log.all()) == 1 })
 	})
 }
 
