@@ -17,8 +17,8 @@ import (
 // is that when a slot frees up, a waiting Share below its part gets it
 // first. Among several such Shares, or when none is below its part, the one
 // holding the fewest slots per weight gets it, and between equals the one
-// that has waited longest: a Share with twice the weight ends up holding
-// twice the borrowed slots.
+// that has waited longest: when both want more than there is, a Share
+// ends up holding about twice the slots of one with half its weight.
 //
 // A Budget and its Shares are safe for concurrent use. A Budget's zero
 // value is not usable: call NewBudget.
