@@ -29,9 +29,9 @@ type Closer interface {
 // its component, so it is unique across Runners and Closers and not empty;
 // a component appears at most once in each map.
 type Components struct {
-	// Runners run at once, each in its own goroutine. At least one.
+	// Runners run concurrently, each in its own goroutine. At least one.
 	Runners map[string]Runner
-	// Closers are closed at once, after every Runner has returned.
+	// Closers are closed concurrently, after every Runner has returned.
 	Closers map[string]Closer
 }
 
