@@ -189,6 +189,21 @@ func TestBudgetCancelRacingRelease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) { assertFree(t, b, 3) })
 }
 
+// With a slot free, Acquire and Release allocate nothing: a handler call
+// pays no garbage for the Budget.
+func TestBudgetFreeSlotAllocatesNothing(t *testing.T) {
+	s := service.NewBudget(1).Share(1)
+	ctx := context.Background()
+	if allocs := testing.AllocsPerRun(100, func() {
+		if err := s.Acquire(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
+	}); allocs != 0 {
+		t.Errorf("expect 0 allocations, got %v", allocs)
+	}
+}
+
 // An Acquire and Release with a slot free costs no allocation.
 func BenchmarkBudgetAcquireRelease(b *testing.B) {
 	s := service.NewBudget(1).Share(1)
