@@ -11,6 +11,7 @@
 //     SendBatch) and its Batcher for many concurrent callers; the package
 //     is named for the hard case it gets right, not only for FIFO queues;
 //   - to move messages back from a dead-letter queue: package replay;
+//   - to run several of them in one service until SIGTERM: service.Run;
 //   - to test any of it without AWS: package sqsfake.
 //
 // The packages:
@@ -33,6 +34,9 @@
 //     lean Lambda adapter reporting partial batch failures, which links no
 //     SQS client.
 //   - consumer: a long-polling consumer running the same handlers.
+//   - service: one lifecycle for consumers, replayers and Batchers (ordered
+//     shutdown within a grace period, one joined error) and a handler-slot
+//     Budget shared by weight across consumers.
 //
 // Every package takes an optional TracerProvider and MeterProvider (smithy-
 // go's interfaces, as the SDK's clients do: OpenTelemetry plugs in through
