@@ -95,6 +95,15 @@ func (r *run) receive(ctx context.Context, idx int) {
 		default:
 		}
 		r.mu.Lock()
+		if r.paused { // paused while this receiver waited: give its places back
+			r.reserved -= n
+			r.mu.Unlock()
+			r.placeCond.Signal()
+			if paced > 0 {
+				r.c.limiter.done(paced, 0)
+			}
+			continue
+		}
 		ticket := r.recv.win.Start()
 		r.mu.Unlock()
 		for {
@@ -117,6 +126,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			if err == nil {
 				errWaits.Reset()
+				r.c.ctl.received(time.Now())
 				r.accept(idx, n, out.Messages, time.Now())
 				if r.draining && len(out.Messages) == 0 {
 					r.endReceiving() // drained: the receivers all stop
@@ -134,6 +144,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			if ctx.Err() != nil {
 				return
 			}
+			r.c.ctl.failed(err, time.Now(), true)
 			r.receiveFailed(ticket, err)
 			if sqserr.Final(err) {
 				r.log.LogAttrs(ctx, slog.LevelError, "consumer: receive failed for good", slog.String("error", err.Error()))
@@ -194,7 +205,7 @@ func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
 		switch {
 		case r.pollDone:
 			return 0, 0, 0, false
-		case idx >= r.recv.target:
+		case idx >= r.recv.target || r.paused:
 			// A place freed while this receiver waited for one is for
 			// another: pass the wake-up on.
 			r.placeCond.Signal()

@@ -100,6 +100,7 @@ type intake struct {
 	recv      receiveState
 	guard     fifoGuard  // FIFO: keeps a failed head's group-mates from paying receives
 	pollDone  bool       // receiving has stopped
+	paused    bool       // a pauser holds the Consumer: no receive starts
 	draining  bool       // Drain: receiving stops at the first empty receive
 	placeCond *sync.Cond // receivers wait for places
 	turnCond  *sync.Cond // receivers above the target wait for their turn
@@ -221,6 +222,9 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
+	c.ctl.attach(r)
+	var runErr error
+	defer func() { c.ctl.detach(runErr) }()
 	if o.VisibilityTimeout != 0 {
 		close(r.visKnown)
 	} else {
@@ -295,6 +299,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
+	runErr = r.fatal
 	return r.fatal
 }
 
@@ -337,6 +342,7 @@ func (c *Consumer) queueVisibility(ctx context.Context) (time.Duration, error) {
 		if ctx.Err() != nil {
 			return 0, nil
 		}
+		c.ctl.failed(err, time.Now(), false)
 		if !sqserr.Transient(err) {
 			return 0, fmt.Errorf("consumer: read the queue's visibility timeout: %w", err)
 		}

@@ -262,6 +262,9 @@ func takeFront[T any](q *[]T) []T {
 // are queued again: a throttled call pauses and narrows w, an answered one
 // (err nil) widens it.
 func (s *settler) learn(w *callWindow, ticket uint64, err error) {
+	if err != nil && s.r.apiCtx.Err() == nil {
+		s.r.c.ctl.failed(err, time.Now(), false)
+	}
 	s.mu.Lock()
 	switch {
 	case err == nil:
