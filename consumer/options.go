@@ -33,6 +33,10 @@ const (
 	// minReceiveBackoff is the shortest wait after a failed receive, whatever
 	// ReceiveBackoff says, so a strategy that returns 0 cannot spin.
 	minReceiveBackoff = 10 * time.Millisecond
+	// defaultShutdownTimeout leaves Run (which returns within it + 1 s)
+	// 9 s of Kubernetes' default 30 s termination grace period for a
+	// preStop hook, other components' shutdown and the process's exit.
+	defaultShutdownTimeout = 20 * time.Second
 )
 
 // Options configure a Consumer. Zero values mean the defaults. The
@@ -66,7 +70,8 @@ type Options struct {
 	// failure, not only its group's. Default false.
 	StopOnFirstFailure bool
 	// ShutdownTimeout is how long running handlers may finish once Run's
-	// ctx is done (then they are cancelled). Up to 12 h. Default 30 s.
+	// ctx is done (then they are cancelled); Run returns within it + 1 s.
+	// Up to 12 h. Default 20 s: 21 s fits Kubernetes' 30 s grace period.
 	ShutdownTimeout time.Duration
 	// Middleware wraps the handler of New, the first listed outermost
 	// (handler.Chain); BatchMiddleware wraps NewBatch's. Default none.
@@ -217,7 +222,7 @@ func resolve(o *Options) error {
 		return err
 	}
 	o.DeleteLinger = cmp.Or(o.DeleteLinger, 10*time.Millisecond)
-	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
+	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, defaultShutdownTimeout)
 	switch {
 	case o.DeleteLinger < 0 || o.DeleteLinger > time.Second:
 		return configError("DeleteLinger %v must be at most 1s", o.DeleteLinger)
