@@ -66,6 +66,10 @@ type Options struct {
 	// RateLimit caps the messages received per second: a finite number,
 	// 0 (the default) for no cap.
 	RateLimit float64
+	// Budget, when set, is shared with other consumers: each handler call
+	// (each batch with NewBatch) holds one of its slots besides its
+	// Concurrency place. Default nil: none.
+	Budget Budget
 	// StopOnFirstFailure, on FIFO queues, stops every waiting message at a
 	// failure, not only its group's. Default false.
 	StopOnFirstFailure bool

@@ -75,6 +75,7 @@ type run struct {
 	obs     *observer
 	log     *slog.Logger
 	apiCtx  context.Context // API calls, alive through shutdown
+	pollCtx context.Context // done when receiving stops
 	hctx    context.Context // parent of every handler's ctx
 	hcancel context.CancelCauseFunc
 
@@ -208,7 +209,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	r := &run{
-		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
+		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, pollCtx: pollCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
 		intake: intake{recv: newReceiveState(o.ReceiveConcurrency, o.MaxReceiveConcurrency), guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency)},
 		ledger: ledger{tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure)},
 	}
