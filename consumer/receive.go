@@ -34,10 +34,13 @@ import (
 // on a full receive grows it by a quarter of a receiver per round trip:
 // the receives settle just under the quota, which a few throttled calls
 // per cycle probe, instead of doubling into it again (see package
-// internal/throttle).
+// internal/throttle); receives are paced too, to a rate learned from the
+// receives SQS accepted (see pacer), since below a call per round trip a
+// window cannot go.
 type receiveState struct {
 	target int // win.Limit(), read by receivers and checkLocked
 	win    throttle.Window
+	pace   pacer // spaces receives once throttled (see pacer)
 }
 
 func newReceiveState(floor, ceiling int) receiveState {
@@ -154,6 +157,12 @@ func (r *run) receive(ctx context.Context, idx int) {
 				r.stop(err)
 				return
 			}
+			if backoff.IsThrottle(err) && !retrySame {
+				// The window's pause and the pacer space the next receive
+				// (awaitTurn): an error backoff on top would waste quota.
+				r.log.LogAttrs(ctx, slog.LevelDebug, "consumer: receive throttled", slog.String("error", err.Error()))
+				break
+			}
 			d := receiveWait(errWaits)
 			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
 			if !sleep(ctx, d) {
@@ -228,7 +237,10 @@ func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
 		now := time.Now()
 		n, wait = r.guard.size(idx, now, n, r.o.WaitTime)
 		r.reserved += n
-		return n, wait, r.recv.win.Paused(now), true
+		pause = r.recv.win.Paused(now)
+		pause += r.recv.pace.wait(now.Add(pause))
+		r.recv.pace.take(now.Add(pause))
+		return n, wait, pause, true
 	}
 }
 
@@ -255,7 +267,10 @@ func (r *run) unreserve(n int) {
 func (r *run) receiveFailed(ticket uint64, err error) {
 	r.mu.Lock()
 	if backoff.IsThrottle(err) {
-		r.recv.win.Cut(ticket, time.Now())
+		now := time.Now()
+		if r.recv.win.Cut(ticket, now) {
+			r.recv.pace.cut(now)
+		}
 	} else {
 		r.recv.win.Shrink()
 	}
@@ -298,6 +313,7 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	var excess []string
 	r.mu.Lock()
 	r.reserved -= asked
+	r.recv.pace.ok(now)
 	r.adaptLocked(asked, len(sdkMsgs))
 	capacity := r.freeLocked()
 	for i := range sdkMsgs {
