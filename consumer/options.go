@@ -66,16 +66,12 @@ type Options struct {
 	// RateLimit caps the messages received per second: a finite number,
 	// 0 (the default) for no cap.
 	RateLimit float64
-	// Budget, when set, is shared with other consumers: each handler call
-	// (each batch with NewBatch) holds one of its slots besides its
-	// Concurrency place. Default nil: none.
-	Budget Budget
+	Budget    Budget // handler calls' slots shared with other consumers; default none
 	// StopOnFirstFailure, on FIFO queues, stops every waiting message at a
 	// failure, not only its group's. Default false.
 	StopOnFirstFailure bool
-	// ShutdownTimeout is how long running handlers may finish once Run's
-	// ctx is done (then they are cancelled); Run returns within it + 1 s.
-	// Up to 12 h. Default 20 s: 21 s fits Kubernetes' 30 s grace period.
+	// ShutdownTimeout is how long running handlers may finish once Run's ctx
+	// is done (then cancelled); Run returns within it + 1 s. Up to 12 h; default 20 s.
 	ShutdownTimeout time.Duration
 	// Middleware wraps the handler of New, the first listed outermost
 	// (handler.Chain); BatchMiddleware wraps NewBatch's. Default none.
@@ -139,6 +135,8 @@ type Tuning struct {
 	// are raised to 10 ms, and a strategy that never waits is refused.
 	// Default FullJitter, 100 ms base, 10 s cap.
 	ReceiveBackoff backoff.Strategy
+	// Breaker pauses intake while the handler keeps failing. Default off.
+	Breaker Breaker
 	// DeleteLinger is how long a handled message may wait for others to
 	// fill its delete batch of ten. A partial batch also goes at once when
 	// no message is waiting or running (nothing else could join it). Up to
@@ -232,6 +230,9 @@ func resolve(o *Options) error {
 		return configError("DeleteLinger %v must be at most 1s", o.DeleteLinger)
 	case o.ShutdownTimeout < 0 || o.ShutdownTimeout > sqsrule.MaxVisibility:
 		return configError("ShutdownTimeout %v must be at most 12h", o.ShutdownTimeout)
+	}
+	if err := resolveBreaker(&o.Breaker); err != nil {
+		return err
 	}
 	if math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateLimit < 0 {
 		return configError("RateLimit %v must be 0 or a finite positive number", o.RateLimit)

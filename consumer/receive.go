@@ -70,7 +70,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 	}
 	errWaits := backoff.NewIterator(r.o.ReceiveBackoff)
 	for {
-		n, wait, pause, ok := r.awaitTurn(idx)
+		n, wait, pause, probe, ok := r.awaitTurn(idx)
 		if !ok {
 			return
 		}
@@ -98,12 +98,15 @@ func (r *run) receive(ctx context.Context, idx int) {
 		default:
 		}
 		r.mu.Lock()
-		if r.paused { // paused while this receiver waited: give its places back
+		if r.paused && (!probe || r.pausedByOthers) { // paused while this receiver waited: give its places back
 			r.reserved -= n
 			r.mu.Unlock()
 			r.placeCond.Signal()
 			if paced > 0 {
 				r.c.limiter.done(paced, 0)
+			}
+			if probe {
+				r.brk.probeLost()
 			}
 			continue
 		}
@@ -130,7 +133,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 			if err == nil {
 				errWaits.Reset()
 				r.c.ctl.received(time.Now())
-				r.accept(idx, n, out.Messages, time.Now())
+				r.accept(idx, n, out.Messages, time.Now(), probe)
 				if r.draining && len(out.Messages) == 0 {
 					r.endReceiving() // drained: the receivers all stop
 					return
@@ -149,6 +152,10 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			r.c.ctl.failed(err, time.Now(), true)
 			r.receiveFailed(ticket, err)
+			if probe && !retrySame {
+				r.brk.probeLost()
+				probe = false
+			}
 			if sqserr.Final(err) {
 				r.log.LogAttrs(ctx, slog.LevelError, "consumer: receive failed for good", slog.String("error", err.Error()))
 				if retrySame {
@@ -207,14 +214,15 @@ func receiveWait(it *backoff.Iterator) (d time.Duration) {
 // waiting for a handler, and places: ten, or fewer when that is all there
 // is, no message is waiting and no other receive is on its way (so idle
 // handlers are fed at once, while under load receives come back full).
-func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
+func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, probe, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
+		probe = r.paused && r.probe && !r.pausedByOthers && idx == 0
 		switch {
 		case r.pollDone:
-			return 0, 0, 0, false
-		case idx >= r.recv.target || r.paused:
+			return 0, 0, 0, false, false
+		case idx >= r.recv.target || r.paused && !probe:
 			// A place freed while this receiver waited for one is for
 			// another: pass the wake-up on.
 			r.placeCond.Signal()
@@ -236,11 +244,14 @@ func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
 		}
 		now := time.Now()
 		n, wait = r.guard.size(idx, now, n, r.o.WaitTime)
+		if probe {
+			n, r.probe = 1, false // the breaker's probe: one message
+		}
 		r.reserved += n
 		pause = r.recv.win.Paused(now)
 		pause += r.recv.pace.wait(now.Add(pause))
 		r.recv.pace.take(now.Add(pause))
-		return n, wait, pause, true
+		return n, wait, pause, probe, true
 	}
 }
 
@@ -291,7 +302,7 @@ func (r *run) receiveFailed(ticket uint64, err error) {
 // With a handler.Propagator or a tracer, each message gets its ctx (their work:
 // user code) before the lock is taken, and one the consumer does not take
 // ends its span unused.
-func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
+func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time, probe bool) {
 	<-r.visKnown // the first receive can return before the queue's visibility is read
 	if r.visErr != nil {
 		r.unreserve(asked)
@@ -348,7 +359,13 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	}
 	r.guard.received(idx, fresh)
 	r.syncInFlightLocked()
+	if probe && len(fresh) > 0 {
+		fresh[0].probe = true
+	}
 	r.mu.Unlock()
+	if probe && len(fresh) == 0 {
+		r.brk.probeLost() // nothing to judge by: probe again
+	}
 	for _, t := range unused {
 		r.obs.unused(t)
 	}

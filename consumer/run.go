@@ -53,6 +53,7 @@ type inflight struct {
 	visibleUntil time.Time
 	state        msgState
 	pushed       bool // queued for a worker (counted in run.busy) before it settled
+	probe        bool // the circuit breaker's probe; set before it is queued
 	settled      bool // the outcome is decided; a second settle is ignored
 	extending    bool // an extension is in flight
 	cancel       context.CancelCauseFunc
@@ -87,6 +88,8 @@ type run struct {
 	visKnown chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
 	visErr   error         // set before visKnown closes: they could not be
 
+	brk *breaker // nil without Options.Breaker
+
 	fatalMu  sync.Mutex
 	fatal    error
 	stopPoll context.CancelFunc
@@ -101,10 +104,13 @@ type intake struct {
 	recv      receiveState
 	guard     fifoGuard  // FIFO: keeps a failed head's group-mates from paying receives
 	pollDone  bool       // receiving has stopped
-	paused    bool       // a pauser holds the Consumer: no receive starts
 	draining  bool       // Drain: receiving stops at the first empty receive
 	placeCond *sync.Cond // receivers wait for places
 	turnCond  *sync.Cond // receivers above the target wait for their turn
+	// paused: a pauser holds the Consumer, and no receive starts but the
+	// circuit breaker's probe (one message, when probe is set and no
+	// other pauser holds it: pausedByOthers).
+	paused, pausedByOthers, probe bool
 }
 
 // ledger is the messages held and the work they wait for. Invariants:
@@ -223,6 +229,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
+	r.brk = newBreaker(r, o.Breaker)
 	c.ctl.attach(r)
 	var runErr error
 	defer func() { c.ctl.detach(runErr) }()
@@ -289,6 +296,9 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	})
 	receivers.Wait()
 	r.shutdown()
+	if r.brk != nil {
+		r.brk.end()
+	}
 	close(heartbeatStop)
 	<-heartbeatDone
 	r.set.drain() // what the last beat asked for

@@ -83,8 +83,9 @@ const notReadyAfter = 3
 // few seconds at the quota), so a dashboard does not flicker.
 const throttledFor = 10 * time.Second
 
-// PauserBreaker is the name the circuit breaker pauses under.
-const PauserBreaker = "circuit-breaker"
+// pauserBreaker is the name the circuit breaker (Options.Breaker) pauses
+// under.
+const pauserBreaker = "circuit-breaker"
 
 // control is the part of a Consumer that outlives a Run: who pauses it,
 // the Run going on, and what Status reports. mu orders before run.mu.
@@ -106,8 +107,8 @@ type control struct {
 }
 
 // Pause stops intake: no receive starts while any pauser holds it. by names
-// the pauser ("operator", "deploy", PauserBreaker …; "" counts as
-// "unnamed"); pausing twice under one name is one pause. Messages held go
+// the pauser ("operator", "deploy"; the circuit breaker pauses as
+// "circuit-breaker"; "" counts as "unnamed"); pausing twice under one name is one pause. Messages held go
 // on: running handlers finish, waiting messages start, heartbeats and
 // deletes continue. A receive already on its way (on an idle queue, a long
 // poll of up to WaitTime) is not cut short: SQS may have picked messages
@@ -146,18 +147,27 @@ func (c *Consumer) setPaused(by string, pause bool) {
 		return
 	}
 	if ctl.r != nil {
-		ctl.r.setPaused(len(ctl.pausedBy) > 0)
+		ctl.r.setPaused(ctl.pausedLocked())
 	}
 }
 
-// setPaused holds or lets go receives.
-func (r *run) setPaused(paused bool) {
-	r.mu.Lock()
-	r.paused = paused
-	r.mu.Unlock()
-	if !paused {
-		r.turnCond.Broadcast()
+// pausedLocked reports whether a pauser holds the Consumer, and one other
+// than the circuit breaker (whose probe the others hold back). Callers
+// hold ctl.mu.
+func (ctl *control) pausedLocked() (paused, others bool) {
+	n := len(ctl.pausedBy)
+	if _, ok := slices.BinarySearch(ctl.pausedBy, pauserBreaker); ok {
+		n--
 	}
+	return len(ctl.pausedBy) > 0, n > 0
+}
+
+// setPaused holds or lets go receives.
+func (r *run) setPaused(paused, others bool) {
+	r.mu.Lock()
+	r.paused, r.pausedByOthers = paused, others
+	r.mu.Unlock()
+	r.turnCond.Broadcast()
 }
 
 // attach makes r the Run going on; it starts paused if a pauser holds the
@@ -167,7 +177,7 @@ func (ctl *control) attach(r *run) {
 	defer ctl.mu.Unlock()
 	ctl.r, ctl.started, ctl.stopped, ctl.runErr = r, time.Now(), false, nil
 	ctl.failStreak.Store(0)
-	r.paused = len(ctl.pausedBy) > 0
+	r.paused, r.pausedByOthers = ctl.pausedLocked()
 }
 
 // detach records the end of the Run going on, with its error.

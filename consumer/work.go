@@ -449,6 +449,13 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 		r.busy.Add(-1)
 	}
 	r.signalSettled()
+	if r.brk != nil {
+		if counts, failed := breakerOutcome(err, ran, v); counts && esc == nil {
+			r.brk.record(failed, t.probe)
+		} else if t.probe {
+			r.brk.probeLost()
+		}
+	}
 
 	if len(gaveUp) > 0 {
 		r.set.plug()
