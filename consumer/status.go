@@ -115,7 +115,7 @@ type control struct {
 // for it, which a cancelled call would leave invisible for their
 // visibility timeout with a receive counted, so its messages are handled.
 // Pause may be called before Run (Run then starts paused) and from any
-// goroutine.
+// goroutine; a paused Drain waits for Resume (or its ctx).
 func (c *Consumer) Pause(by string) {
 	c.setPaused(pauserName(by), true)
 }
