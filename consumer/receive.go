@@ -114,6 +114,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 		r.mu.Unlock()
 		for {
 			cctx, call := r.obs.startCall(ctx, telemetry.OperationReceive, telemetry.OperationReceive, 0)
+			r.calling[idx].Store(time.Now().UnixNano())
 			out, err := recv.Receive(cctx, &sqs.ReceiveMessageInput{
 				MaxNumberOfMessages:         int32(n),
 				WaitTimeSeconds:             int32(wait / time.Second),
@@ -121,6 +122,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
 			}, throttle.SDKOption) // a throttled receive is ours to pace, not the SDK's to retry
+			r.calling[idx].Store(0)
 			call.endReceive(ctx, out, err)
 			if paced > 0 {
 				got := 0

@@ -89,6 +89,9 @@ type run struct {
 	visErr   error         // set before visKnown closes: they could not be
 
 	brk *breaker // nil without Options.Breaker
+	// calling[i] is when receiver i's call started (UnixNano), 0 between
+	// calls: Status finds a call SQS has stopped answering.
+	calling []atomic.Int64
 
 	fatalMu  sync.Mutex
 	fatal    error
@@ -230,6 +233,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
 	r.brk = newBreaker(r, o.Breaker)
+	r.calling = make([]atomic.Int64, o.MaxReceiveConcurrency)
 	c.ctl.attach(r)
 	var runErr error
 	defer func() { c.ctl.detach(runErr) }()

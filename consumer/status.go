@@ -47,8 +47,9 @@ type Status struct {
 	// Ready is the readiness verdict Health serves: the consumer is
 	// receiving or paused, and SQS is not failing, that is fewer than
 	// three receives in a row failed (throttled ones do not count; a
-	// successful receive, empty or not, resets the count). NotReady says
-	// why not ("" when Ready).
+	// successful receive, empty or not, resets the count) and no receive
+	// has gone unanswered for 30 s past its long poll. NotReady says why
+	// not ("" when Ready).
 	Ready    bool
 	NotReady string
 	// PausedBy lists who holds Pause, sorted ("circuit-breaker", …).
@@ -77,6 +78,12 @@ type Status struct {
 // ReceiveBackoff, 100 ms at first) usually clears; three span about a
 // second of backoff and, behind each, the SDK's own three attempts.
 const notReadyAfter = 3
+
+// unansweredAfter is how long past its long poll a receive may go
+// unanswered before the consumer stops being ready: SQS (or the network)
+// has stopped answering, and no error will come until the client's own
+// timeout, if it has one.
+const unansweredAfter = 30 * time.Second
 
 // throttledFor is how long Status.Throttled stays true after a throttled
 // call: past a few throttle cycles (a paced consumer is throttled every
@@ -229,9 +236,15 @@ func (c *Consumer) Status() Status {
 	ctl.mu.Lock()
 	s.PausedBy = slices.Clone(ctl.pausedBy)
 	s.Started, s.RunError = ctl.started, ctl.runErr
+	var hung time.Duration // the oldest receive on its way past its long poll
 	switch r := ctl.r; {
 	case r != nil:
 		s.State = r.state()
+		for i := range r.calling {
+			if ns := r.calling[i].Load(); ns != 0 {
+				hung = max(hung, now.Sub(time.Unix(0, ns))-c.opts.WaitTime)
+			}
+		}
 	case ctl.stopped:
 		s.State = StateStopped
 	}
@@ -250,6 +263,8 @@ func (c *Consumer) Status() Status {
 		s.NotReady = "stopped: " + s.RunError.Error()
 	case s.State == StateStopped:
 		s.NotReady = "stopped"
+	case hung > unansweredAfter:
+		s.NotReady = "SQS is not answering: a receive has waited " + (hung + c.opts.WaitTime).Truncate(time.Second).String()
 	case s.FailedReceives >= notReadyAfter:
 		msg := "SQS is failing: the last receives failed"
 		if s.LastError != nil {

@@ -123,3 +123,30 @@ func TestStatusAfterRunFailed(t *testing.T) {
 		}
 	})
 }
+
+// A receive SQS stops answering (no error, no answer) makes the consumer
+// not ready 30 s past its long poll, and ready again once it is answered.
+func TestNotReadyWhileAReceiveGoesUnanswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		c := newConsumer(t, f, func(context.Context, *handler.Message) error { return nil })
+		stop := started(t, c)
+		time.Sleep(time.Second)
+		f.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Times: 1, Latency: 5 * time.Minute})
+		time.Sleep(19*time.Second + 20*time.Second + unansweredAfter) // the next receive's long poll, and 30 s
+		if s := c.Status(); !s.Ready {
+			t.Fatalf("expect ready up to 30 s past the long poll, got %s", s.NotReady)
+		}
+		time.Sleep(time.Second)
+		if s := c.Status(); s.Ready || !strings.HasPrefix(s.NotReady, "SQS is not answering: a receive has waited ") {
+			t.Fatalf("expect not ready, SQS not answering, got %+v", s)
+		}
+		time.Sleep(5 * time.Minute)
+		if s := c.Status(); !s.Ready {
+			t.Fatalf("expect ready once the receive is answered, got %s", s.NotReady)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
