@@ -53,6 +53,7 @@ type Consumer struct {
 	obs      observer
 	parker   handler.Parker // nil without Options.ParkingQueue
 	limiter  *limiter       // nil without Options.RateLimit
+	ctl      control        // pauses and what Status reports, across Runs
 	// runStarted, set by this package's tests only, sees each Run's state.
 	runStarted func(*run)
 }

@@ -23,8 +23,7 @@
 //     for maxReceiveCount: set Options.ParkingQueue and return
 //     [handler.Escalate] or [handler.Permanent] (a handler.JSON body that does not
 //     decode is permanent too);
-//   - keep a message for later without counting a failure:
-//     [handler.Hold](d);
+//   - keep a message for later, no failure counted: [handler.Hold](d);
 //   - decode handler.JSON, unwrap SNS or EventBridge envelopes, route by type, run
 //     a message once: [handler.Typed], [handler.Envelopes],
 //     [handler.NewRouter], [handler.Idempotent];
@@ -32,12 +31,12 @@
 //     [handler.Timeout] middleware (cooperative);
 //   - empty a queue and stop: [Consumer.Drain]; cap the pace:
 //     Options.RateLimit;
+//   - pause intake, trip on failures, share a budget, serve probes:
+//     [Consumer.Pause], [Breaker], [Budget], [Consumer.Status], [Health];
 //   - watch it: Options.Logger, Options.Hooks, [Consumer.Stats], and
 //     OpenTelemetry through Options.TracerProvider, MeterProvider and
 //     handler.Propagator (docs/telemetry.md lists every span and metric);
-//   - test code that uses it: run it against sqsfake inside a
-//     testing/synctest bubble, where visibility timeouts, heartbeats and
-//     shutdown pass in fake time.
+//   - test it: against sqsfake in a testing/synctest bubble (fake time).
 //
 // # What it guarantees
 //
@@ -51,35 +50,23 @@
 //
 // On a FIFO queue (the .fifo suffix) a group's messages run one at a time,
 // in order, groups in parallel; after a failure the group's later messages
-// wait. A poison message makes its group-mates count receives too, so set
-// the queue's
-//
-//	maxReceiveCount ≥ attempts you allow one message + Consumers reading the queue + 1
-//
-// Redrive to a dead-letter queue is SQS's job (maxReceiveCount); package
-// replay moves messages back from it.
-//
-// The long form (delivery, failures, FIFO, receives that adapt to demand,
-// batched deletes, visibility, shutdown, throughput) is docs/consumer.md.
-// On Kubernetes (grace period, probes, scaling, [HTTPClient]): docs/kubernetes.md.
+// wait (docs/consumer.md says how to size maxReceiveCount for it).
+// Redrive to a dead-letter queue is SQS's job; package replay moves
+// messages back. The long form is docs/consumer.md; docs/kubernetes.md
+// covers probes, scaling and the grace period.
 //
 // # Throughput and shutdown
 //
-// The defaults move about 24,000 messages a second at 10 ms per call with a
-// no-op handler, with up to 48 SQS calls in flight: give the client an HTTP
-// transport with as many idle connections per host (docs/consumer.md). Run
-// returns at most Options.ShutdownTimeout + 1 s after its ctx is done,
-// whatever handlers and SQS do: keep that under your platform's grace
-// period. A throttled call slows the consumer itself (docs/consumer.md).
+// The defaults move about 24,000 messages a second at 10 ms per call, with
+// up to 48 SQS calls in flight: build the client with [HTTPClient]. Under
+// throttling the consumer paces itself. Run returns at most
+// ShutdownTimeout + 1 s after its ctx is done: 21 s by default, inside
+// Kubernetes' 30 s grace period.
 //
 // # Errors
 //
 // New and NewBatch return an error matching [ErrConfig] for invalid
-// options (Run too, when the queue's visibility timeout does not fit
-// HeartbeatInterval). Run returns nil when its ctx is done, or the error
-// of a queue that does not exist or denies access: a consumer that cannot
-// delete would handle the same messages again and again. Failures passed
-// to hooks wrap the handler's error or one of handler's sentinels
-// ([handler.ErrHandlerTimeout], [handler.PanicError], …), [ErrLeaseLost] or
-// [ErrShutdownTimeout].
+// options. Run returns nil when its ctx is done, or the error of a queue
+// that does not exist or denies access. Failures passed to hooks wrap the
+// handler's error or a sentinel (docs/consumer.md lists them).
 package consumer

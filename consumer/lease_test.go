@@ -28,7 +28,10 @@ func TestHandlerSeesItsLease(t *testing.T) {
 				time.Sleep(25 * time.Second)
 			}
 			return nil
-		}, func(o *Options) { o.VisibilityTimeout, o.HeartbeatInterval = 30*time.Second, 10*time.Second })
+		}, func(o *Options) {
+			// the handler sleeps its last 25 s through shutdown
+			o.VisibilityTimeout, o.HeartbeatInterval, o.ShutdownTimeout = 30*time.Second, 10*time.Second, 30*time.Second
+		})
 		stop := started(t, c)
 		var got []look
 		for range 3 {

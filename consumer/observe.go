@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/tracing"
 
+	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
@@ -464,12 +465,15 @@ func (c call) end(ctx context.Context, got int, err error) {
 		}
 		h.Seconds(ctx, time.Since(c.start), attrs)
 	}
+	if err != nil && c.ob.metrics.On && backoff.IsThrottle(err) {
+		c.ob.settle.Throttled.Add(ctx, 1, c.ob.callAttrs[c.name])
+	}
 }
 
 // endReceive ends a receive's call; one cut short by shutdown (ctx done) is
 // no failure.
 func (c call) endReceive(ctx context.Context, out *sqs.ReceiveMessageOutput, err error) {
-	if !c.span.On() && !c.ob.settle.OperationDuration.On() {
+	if !c.span.On() && !c.ob.metrics.On {
 		return
 	}
 	got := 0

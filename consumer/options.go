@@ -33,6 +33,10 @@ const (
 	// minReceiveBackoff is the shortest wait after a failed receive, whatever
 	// ReceiveBackoff says, so a strategy that returns 0 cannot spin.
 	minReceiveBackoff = 10 * time.Millisecond
+	// defaultShutdownTimeout leaves Run (which returns within it + 1 s)
+	// 9 s of Kubernetes' default 30 s termination grace period for a
+	// preStop hook, other components' shutdown and the process's exit.
+	defaultShutdownTimeout = 20 * time.Second
 )
 
 // Options configure a Consumer. Zero values mean the defaults. The
@@ -62,11 +66,12 @@ type Options struct {
 	// RateLimit caps the messages received per second: a finite number,
 	// 0 (the default) for no cap.
 	RateLimit float64
+	Budget    Budget // handler calls' slots shared with other consumers; default none
 	// StopOnFirstFailure, on FIFO queues, stops every waiting message at a
 	// failure, not only its group's. Default false.
 	StopOnFirstFailure bool
-	// ShutdownTimeout is how long running handlers may finish once Run's
-	// ctx is done (then they are cancelled). Up to 12 h. Default 30 s.
+	// ShutdownTimeout is how long running handlers may finish once Run's ctx
+	// is done (then cancelled); Run returns within it + 1 s. Up to 12 h; default 20 s.
 	ShutdownTimeout time.Duration
 	// Middleware wraps the handler of New, the first listed outermost
 	// (handler.Chain); BatchMiddleware wraps NewBatch's. Default none.
@@ -130,6 +135,8 @@ type Tuning struct {
 	// are raised to 10 ms, and a strategy that never waits is refused.
 	// Default FullJitter, 100 ms base, 10 s cap.
 	ReceiveBackoff backoff.Strategy
+	// Breaker pauses intake while the handler keeps failing. Default off.
+	Breaker Breaker
 	// DeleteLinger is how long a handled message may wait for others to
 	// fill its delete batch of ten. A partial batch also goes at once when
 	// no message is waiting or running (nothing else could join it). Up to
@@ -217,12 +224,15 @@ func resolve(o *Options) error {
 		return err
 	}
 	o.DeleteLinger = cmp.Or(o.DeleteLinger, 10*time.Millisecond)
-	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
+	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, defaultShutdownTimeout)
 	switch {
 	case o.DeleteLinger < 0 || o.DeleteLinger > time.Second:
 		return configError("DeleteLinger %v must be at most 1s", o.DeleteLinger)
 	case o.ShutdownTimeout < 0 || o.ShutdownTimeout > sqsrule.MaxVisibility:
 		return configError("ShutdownTimeout %v must be at most 12h", o.ShutdownTimeout)
+	}
+	if err := resolveBreaker(&o.Breaker); err != nil {
+		return err
 	}
 	if math.IsNaN(o.RateLimit) || math.IsInf(o.RateLimit, 0) || o.RateLimit < 0 {
 		return configError("RateLimit %v must be 0 or a finite positive number", o.RateLimit)

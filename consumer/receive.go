@@ -35,10 +35,13 @@ import (
 // on a full receive grows it by a quarter of a receiver per round trip:
 // the receives settle just under the quota, which a few throttled calls
 // per cycle probe, instead of doubling into it again (see package
-// internal/throttle).
+// internal/throttle); receives are paced too, to a rate learned from the
+// receives SQS accepted (see pacer), since below a call per round trip a
+// window cannot go.
 type receiveState struct {
 	target int // win.Limit(), read by receivers and checkLocked
 	win    throttle.Window
+	pace   pacer // spaces receives once throttled (see pacer)
 }
 
 func newReceiveState(floor, ceiling int) receiveState {
@@ -68,7 +71,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 	}
 	errWaits := backoff.NewIterator(r.o.ReceiveBackoff)
 	for {
-		n, poll, pause, ok := r.awaitTurn(idx)
+		n, poll, pause, probe, ok := r.awaitTurn(idx)
 		if !ok {
 			return
 		}
@@ -96,10 +99,23 @@ func (r *run) receive(ctx context.Context, idx int) {
 		default:
 		}
 		r.mu.Lock()
+		if r.paused && (!probe || r.pausedByOthers) { // paused while this receiver waited: give its places back
+			r.reserved -= n
+			r.mu.Unlock()
+			r.placeCond.Signal()
+			if paced > 0 {
+				r.c.limiter.done(paced, 0)
+			}
+			if probe {
+				r.brk.probeLost()
+			}
+			continue
+		}
 		ticket := r.recv.win.Start()
 		r.mu.Unlock()
 		for {
 			cctx, call := r.obs.startCall(ctx, telemetry.OperationReceive, telemetry.OperationReceive, 0)
+			r.calling[idx].Store(time.Now().UnixNano())
 			out, err := recv.Receive(cctx, &sqs.ReceiveMessageInput{
 				MaxNumberOfMessages:         int32(n),
 				WaitTimeSeconds:             int32(poll / time.Second),
@@ -107,6 +123,7 @@ func (r *run) receive(ctx context.Context, idx int) {
 				MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 				MessageAttributeNames:       []string{"All"},
 			}, throttle.SDKOption) // a throttled receive is ours to pace, not the SDK's to retry
+			r.calling[idx].Store(0)
 			call.endReceive(ctx, out, err)
 			if paced > 0 {
 				got := 0
@@ -118,7 +135,8 @@ func (r *run) receive(ctx context.Context, idx int) {
 			}
 			if err == nil {
 				errWaits.Reset()
-				r.accept(idx, n, out.Messages, time.Now())
+				r.c.ctl.received(time.Now())
+				r.accept(idx, n, out.Messages, time.Now(), probe)
 				if r.draining && len(out.Messages) == 0 {
 					r.endReceiving() // drained: the receivers all stop
 					return
@@ -135,7 +153,12 @@ func (r *run) receive(ctx context.Context, idx int) {
 			if ctx.Err() != nil {
 				return
 			}
+			r.c.ctl.failed(err, time.Now(), true)
 			r.receiveFailed(ticket, err)
+			if probe && !retrySame {
+				r.brk.probeLost()
+				probe = false
+			}
 			if sqserr.Final(err) {
 				r.log.LogAttrs(ctx, slog.LevelError, "consumer: receive failed for good", slog.String("error", err.Error()))
 				if retrySame {
@@ -143,6 +166,12 @@ func (r *run) receive(ctx context.Context, idx int) {
 				}
 				r.stop(err)
 				return
+			}
+			if backoff.IsThrottle(err) && !retrySame {
+				// The window's pause and the pacer space the next receive
+				// (awaitTurn): an error backoff on top would waste quota.
+				r.log.LogAttrs(ctx, slog.LevelDebug, "consumer: receive throttled", slog.String("error", err.Error()))
+				break
 			}
 			d := receiveWait(errWaits)
 			r.log.LogAttrs(ctx, slog.LevelWarn, "consumer: receive failed; retrying", slog.String("error", err.Error()), slog.Duration("delay", d))
@@ -188,14 +217,15 @@ func receiveWait(it *backoff.Iterator) (d time.Duration) {
 // waiting for a handler, and places: ten, or fewer when that is all there
 // is, no message is waiting and no other receive is on its way (so idle
 // handlers are fed at once, while under load receives come back full).
-func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
+func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, probe, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for {
+		probe = r.paused && r.probe && !r.pausedByOthers && idx == 0
 		switch {
 		case r.pollDone:
-			return 0, 0, 0, false
-		case idx >= r.recv.target:
+			return 0, 0, 0, false, false
+		case idx >= r.recv.target || r.paused && !probe:
 			// A place freed while this receiver waited for one is for
 			// another: pass the wake-up on.
 			r.placeCond.Signal()
@@ -217,8 +247,14 @@ func (r *run) awaitTurn(idx int) (n int, wait, pause time.Duration, ok bool) {
 		}
 		now := time.Now()
 		n, wait = r.guard.size(idx, now, n, r.o.WaitTime)
+		if probe {
+			n, r.probe = 1, false // the breaker's probe: one message
+		}
 		r.reserved += n
-		return n, wait, r.recv.win.Paused(now), true
+		pause = r.recv.win.Paused(now)
+		pause += r.recv.pace.wait(now.Add(pause))
+		r.recv.pace.take(now.Add(pause))
+		return n, wait, pause, probe, true
 	}
 }
 
@@ -245,7 +281,10 @@ func (r *run) unreserve(n int) {
 func (r *run) receiveFailed(ticket uint64, err error) {
 	r.mu.Lock()
 	if backoff.IsThrottle(err) {
-		r.recv.win.Cut(ticket, time.Now())
+		now := time.Now()
+		if r.recv.win.Cut(ticket, now) {
+			r.recv.pace.cut(now)
+		}
 	} else {
 		r.recv.win.Shrink()
 	}
@@ -266,7 +305,7 @@ func (r *run) receiveFailed(ticket uint64, err error) {
 // With a handler.Propagator or a tracer, each message gets its ctx (their work:
 // user code) before the lock is taken, and one the consumer does not take
 // ends its span unused.
-func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
+func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time, probe bool) {
 	<-r.visKnown // the first receive can return before the queue's visibility is read
 	if r.visErr != nil {
 		r.unreserve(asked)
@@ -288,6 +327,7 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	var excess []string
 	r.mu.Lock()
 	r.reserved -= asked
+	r.recv.pace.ok(now)
 	r.adaptLocked(asked, len(sdkMsgs))
 	capacity := r.freeLocked()
 	for i := range sdkMsgs {
@@ -322,7 +362,13 @@ func (r *run) accept(idx, asked int, sdkMsgs []types.Message, now time.Time) {
 	}
 	r.guard.received(idx, fresh)
 	r.syncInFlightLocked()
+	if probe && len(fresh) > 0 {
+		fresh[0].probe = true
+	}
 	r.mu.Unlock()
+	if probe && len(fresh) == 0 {
+		r.brk.probeLost() // nothing to judge by: probe again
+	}
 	for _, t := range unused {
 		r.obs.unused(t)
 	}

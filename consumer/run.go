@@ -54,6 +54,7 @@ type inflight struct {
 	visibleUntil time.Time
 	state        msgState
 	pushed       bool // queued for a worker (counted in run.busy) before it settled
+	probe        bool // the circuit breaker's probe; set before it is queued
 	settled      bool // the outcome is decided; a second settle is ignored
 	extending    bool // an extension is in flight
 	cancel       context.CancelCauseFunc
@@ -76,6 +77,7 @@ type run struct {
 	obs     *observer
 	log     *slog.Logger
 	apiCtx  context.Context // API calls, alive through shutdown
+	pollCtx context.Context // done when receiving stops
 	hctx    context.Context // parent of every handler's ctx
 	hcancel context.CancelCauseFunc
 
@@ -86,6 +88,11 @@ type run struct {
 
 	visKnown chan struct{} // closed once o.VisibilityTimeout and HeartbeatInterval are set
 	visErr   error         // set before visKnown closes: they could not be
+
+	brk *breaker // nil without Options.Breaker
+	// calling[i] is when receiver i's call started (UnixNano), 0 between
+	// calls: Status finds a call SQS has stopped answering.
+	calling []atomic.Int64
 
 	fatalMu  sync.Mutex
 	fatal    error
@@ -104,6 +111,10 @@ type intake struct {
 	draining  bool       // Drain: receiving stops at the first empty receive
 	placeCond *sync.Cond // receivers wait for places
 	turnCond  *sync.Cond // receivers above the target wait for their turn
+	// paused: a pauser holds the Consumer, and no receive starts but the
+	// circuit breaker's probe (one message, when probe is set and no
+	// other pauser holds it: pausedByOthers).
+	paused, pausedByOthers, probe bool
 }
 
 // ledger is the messages held and the work they wait for. Invariants:
@@ -211,7 +222,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	pollCtx, stopPoll := context.WithCancel(ctx)
 	defer stopPoll()
 	r := &run{
-		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
+		c: c, o: &o, obs: &c.obs, log: o.Logger, apiCtx: apiCtx, pollCtx: pollCtx, hctx: hctx, hcancel: hcancel, stopPoll: stopPoll,
 		intake: intake{recv: newReceiveState(o.ReceiveConcurrency, o.MaxReceiveConcurrency), guard: newFIFOGuard(c.fifo, o.MaxReceiveConcurrency)},
 		ledger: ledger{tracked: map[string]*inflight{}, seq: dispatch.NewSequencer(c.fifo, o.StopOnFirstFailure)},
 	}
@@ -225,6 +236,11 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.workCond, r.placeCond, r.turnCond = sync.NewCond(&r.mu), sync.NewCond(&r.mu), sync.NewCond(&r.mu)
 	r.set = newSettler(r)
 	r.visKnown = make(chan struct{})
+	r.brk = newBreaker(r, o.Breaker)
+	r.calling = make([]atomic.Int64, o.MaxReceiveConcurrency)
+	c.ctl.attach(r)
+	var runErr error
+	defer func() { c.ctl.detach(runErr) }()
 	if o.VisibilityTimeout != 0 {
 		close(r.visKnown)
 	} else {
@@ -288,6 +304,9 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	})
 	receivers.Wait()
 	r.shutdown()
+	if r.brk != nil {
+		r.brk.end()
+	}
 	close(heartbeatStop)
 	<-heartbeatDone
 	r.set.drain() // what the last beat asked for
@@ -299,6 +318,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 	r.log.LogAttrs(ctx, slog.LevelInfo, "consumer: stopped", slog.String("queue", c.queueURL))
 	r.fatalMu.Lock()
 	defer r.fatalMu.Unlock()
+	runErr = r.fatal
 	return r.fatal
 }
 
@@ -341,6 +361,7 @@ func (c *Consumer) queueVisibility(ctx context.Context) (time.Duration, error) {
 		if ctx.Err() != nil {
 			return 0, nil
 		}
+		c.ctl.failed(err, time.Now(), false)
 		if !sqserr.Transient(err) {
 			return 0, fmt.Errorf("consumer: read the queue's visibility timeout: %w", err)
 		}

@@ -93,6 +93,7 @@ type settler struct {
 // callWindow is one action's window and its calls in flight.
 type callWindow struct {
 	throttle.Window
+	pace   pacer // spaces the calls once throttled
 	calls  int
 	waking bool // a timer pumps when the window's pause ends
 }
@@ -104,8 +105,11 @@ func (s *settler) open(w *callWindow) bool {
 	if w.calls >= w.Limit() {
 		return false
 	}
-	d := w.Paused(time.Now())
+	now := time.Now()
+	d := w.Paused(now)
+	d += w.pace.wait(now.Add(d))
 	if d == 0 || s.r.apiCtx.Err() != nil { // past the shutdown bound: calls fail at once anyway
+		w.pace.take(now)
 		return true
 	}
 	if !w.waking {
@@ -262,12 +266,18 @@ func takeFront[T any](q *[]T) []T {
 // are queued again: a throttled call pauses and narrows w, an answered one
 // (err nil) widens it.
 func (s *settler) learn(w *callWindow, ticket uint64, err error) {
+	if err != nil && s.r.apiCtx.Err() == nil {
+		s.r.c.ctl.failed(err, time.Now(), false)
+	}
 	s.mu.Lock()
-	switch {
+	switch now := time.Now(); {
 	case err == nil:
 		w.Grow()
+		w.pace.ok(now)
 	case backoff.IsThrottle(err):
-		w.Cut(ticket, time.Now())
+		if w.Cut(ticket, now) {
+			w.pace.cut(now)
+		}
 	}
 	s.mu.Unlock()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
+	"github.com/sqskit/sqskit/internal/wait"
 )
 
 // startLocked admits newly received messages to the sequencer and queues
@@ -67,8 +68,12 @@ func (r *run) pushUnitLocked(unit []*inflight) {
 // shutdown has closed the queue.
 func (r *run) work() {
 	defer r.workers.Done()
+	if r.o.Budget != nil {
+		r.workBudgeted(r.o.Budget)
+		return
+	}
 	for {
-		unit, ctx, cancel, ok := r.next()
+		unit, ctx, cancel, ok := r.next(true)
 		if !ok {
 			return
 		}
@@ -78,17 +83,74 @@ func (r *run) work() {
 	}
 }
 
-// next takes the next unit of work and marks its messages running under a
-// fresh ctx. A message whose lease was lost before it started fails
-// instead (the returned unit then lacks it).
-func (r *run) next() (unit []*inflight, ctx context.Context, cancel context.CancelCauseFunc, ok bool) {
+// workBudgeted is work with Options.Budget: once work waits, the worker
+// takes a slot of the budget, then the work (giving the slot back if
+// another worker took it first), and gives the slot back when the handler
+// returns. A message waiting for a slot has not started: shutdown, which
+// ends the wait, releases it with the others.
+func (r *run) workBudgeted(b Budget) {
+	for {
+		if !r.awaitWork() {
+			return
+		}
+		if err := b.Acquire(r.pollCtx); err != nil {
+			if r.pollCtx.Err() != nil { // the waiting messages are shutdown's to release
+				r.awaitClosed()
+				return
+			}
+			wait.Sleep(r.pollCtx, minReceiveBackoff) // the budget failed: look again
+			continue
+		}
+		unit, ctx, cancel, ok := r.next(false)
+		if !ok || len(unit) == 0 {
+			b.Release()
+			continue
+		}
+		r.runBudgeted(b, ctx, cancel, unit)
+	}
+}
+
+// runBudgeted runs a unit holding a budget slot, given back when its
+// handler returns (a runtime.Goexit too).
+func (r *run) runBudgeted(b Budget, ctx context.Context, cancel context.CancelCauseFunc, unit []*inflight) {
+	defer b.Release()
+	r.runUnit(ctx, cancel, unit)
+}
+
+// awaitClosed waits until the workers are done.
+func (r *run) awaitClosed() {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.closed {
+		r.workCond.Wait()
+	}
+}
+
+// awaitWork waits until work waits for a worker (true) or the workers are
+// done (false).
+func (r *run) awaitWork() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for r.waitingLocked() == 0 && !r.closed {
 		r.workCond.Wait()
 	}
+	return r.waitingLocked() > 0 || !r.closed
+}
+
+// next takes the next unit of work and marks its messages running under a
+// fresh ctx; with block it waits for one, without it returns an empty unit
+// when none waits. A message whose lease was lost before it started fails
+// instead (the returned unit then lacks it). It reports false once the
+// workers are done.
+func (r *run) next(block bool) (unit []*inflight, ctx context.Context, cancel context.CancelCauseFunc, ok bool) {
+	r.mu.Lock()
+	for block && r.waitingLocked() == 0 && !r.closed {
+		r.workCond.Wait()
+	}
 	if r.waitingLocked() == 0 {
+		closed := r.closed
 		r.mu.Unlock()
-		return nil, nil, nil, false
+		return nil, nil, nil, !closed
 	}
 	if r.c.batch != nil {
 		unit = r.units.pop()
@@ -388,6 +450,13 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 		r.busy.Add(-1)
 	}
 	r.signalSettled()
+	if r.brk != nil {
+		if counts, failed := breakerOutcome(err, ran, v); counts && esc == nil {
+			r.brk.record(failed, t.probe)
+		} else if t.probe {
+			r.brk.probeLost()
+		}
+	}
 
 	if len(gaveUp) > 0 {
 		r.set.plug()

@@ -26,6 +26,7 @@ const (
 	MetricHeld              = "sqskit.consumer.held"
 	MetricParked            = "sqskit.consumer.parked"
 	MetricInFlight          = "sqskit.consumer.in_flight"
+	MetricThrottled         = "sqskit.consumer.throttled"
 	MetricMessageAge        = "sqskit.consumer.message.age"
 	MetricReplayDecisions   = "sqskit.replay.decisions"
 	MetricTraceSkipped      = "sqskit.send.trace_context.skipped"
@@ -209,6 +210,7 @@ func NewConsumerMetrics(m Meter) ConsumerMetrics {
 type SettleMetrics struct {
 	_                                                                  [0]func()
 	Deleted, DeleteFailed, Released, Extended, LeaseLost, Held, Parked Counter
+	Throttled                                                          Counter
 	OperationDuration                                                  Histogram
 }
 
@@ -225,6 +227,7 @@ func NewSettleMetrics(m Meter) SettleMetrics {
 		LeaseLost:         m.Counter(MetricLeaseLost, "{message}", "Messages whose visibility could not be kept."),
 		Held:              m.Counter(MetricHeld, "{message}", "Messages a handler held (kept invisible) without failing them."),
 		Parked:            m.Counter(MetricParked, "{message}", "Messages escalated to the parking queue and deleted."),
+		Throttled:         m.Counter(MetricThrottled, "{call}", "SQS calls throttled (the consumer then paces that operation), by operation name."),
 		OperationDuration: m.Histogram(MetricOperationDuration, "s", "SQS call duration, by operation name and error.type."),
 	}
 }
