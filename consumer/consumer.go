@@ -126,6 +126,7 @@ func construct(client API, queueURL string, h handler.Handler, bh handler.BatchH
 		bh = handler.ChainBatch(bh, o.BatchMiddleware...)
 	}
 	c := &Consumer{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), handler: h, batch: bh, opts: o, limiter: newLimiter(o.RateLimit)}
+	c.ctl.queue = queueURL
 	c.obs = newObserver(&c.opts, &c.stats, queueURL)
 	if o.ParkingQueue != "" {
 		pa, ok := client.(ParkerAPI)

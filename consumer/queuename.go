@@ -34,6 +34,9 @@ func (c *Consumer) resolveQueue(ctx context.Context) (bool, error) {
 		case err == nil:
 			c.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "consumer: queue name resolved", slog.String("queue", c.queueURL), slog.String("url", url))
 			c.queueURL = url // Run owns the Consumer: no other Run reads it now
+			c.ctl.mu.Lock()
+			c.ctl.queue = url // Status reads it from any goroutine
+			c.ctl.mu.Unlock()
 			return true, nil
 		case errors.Is(err, queueref.ErrUnresolved):
 			return false, configError("%w", err)

@@ -98,6 +98,7 @@ const pauserBreaker = "circuit-breaker"
 // the Run going on, and what Status reports. mu orders before run.mu.
 type control struct {
 	mu       sync.Mutex
+	queue    string   // the queue as given to New, its URL once Run resolved a name
 	pausedBy []string // sorted, unique
 	r        *run     // the Run going on, nil between Runs
 	started  time.Time
@@ -222,7 +223,7 @@ func (ctl *control) failed(err error, now time.Time, receive bool) {
 func (c *Consumer) Status() Status {
 	ctl := &c.ctl
 	now := time.Now()
-	s := Status{Queue: c.queueURL, InFlight: int(c.stats.inFlight.Load()), FailedReceives: int(ctl.failStreak.Load())}
+	s := Status{InFlight: int(c.stats.inFlight.Load()), FailedReceives: int(ctl.failStreak.Load())}
 	if ns := ctl.lastReceive.Load(); ns != 0 {
 		s.LastReceive = time.Unix(0, ns)
 	}
@@ -234,6 +235,7 @@ func (c *Consumer) Status() Status {
 	ctl.errMu.Unlock()
 
 	ctl.mu.Lock()
+	s.Queue = ctl.queue
 	s.PausedBy = slices.Clone(ctl.pausedBy)
 	s.Started, s.RunError = ctl.started, ctl.runErr
 	var hung time.Duration // the oldest receive on its way past its long poll

@@ -156,3 +156,35 @@ func TestNotReadyWhileAReceiveGoesUnanswered(t *testing.T) {
 		}
 	})
 }
+
+// A probe may ask for Status while Run resolves the queue's name: it reads
+// the name until Run has the URL, then the URL, without a data race (the
+// race detector fails this test when Status reads the field Run writes).
+func TestStatusQueueWhileRunResolvesAName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newQueue(t, "jobs", nil)
+		c, err := New(f.client, "jobs", func(context.Context, *handler.Message) error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		probed := make(chan struct{})
+		go func() {
+			defer close(probed)
+			for range 100 {
+				if q := c.Status().Queue; q != "jobs" && q != f.url {
+					t.Errorf("expect the name or the URL, got %q", q)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+		stop := started(t, c)
+		<-probed
+		until(t, "ready", func() bool { return c.Status().Ready })
+		if q := c.Status().Queue; q != f.url {
+			t.Errorf("expect the resolved URL once ready, got %q", q)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
