@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/losslesshooks"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -43,7 +45,11 @@ type observer struct {
 	// between Runs), one per Run, so a hook a Run left behind never takes
 	// the next Run's signals.
 	queue   int
-	signals *atomic.Pointer[chan signal]
+	signals *atomic.Pointer[signalQueue]
+	// lossless makes the signal queue grow instead of dropping (see
+	// internal/losslesshooks): for a package of this module that counts
+	// its own report on the hooks, as package replay does.
+	lossless bool
 }
 
 // Signal queue bounds: room for a few signals per message held (received,
@@ -56,7 +62,7 @@ const (
 func newObserver(o *Options, stats *counters, queueURL string) observer {
 	f := telemetry.NewFaults(o.Logger)
 	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL),
-		signals: new(atomic.Pointer[chan signal])}
+		signals: new(atomic.Pointer[signalQueue])}
 	if !telemetry.IsNil(o.Propagator) {
 		ob.prop = countedPropagator{o.Propagator, f}
 	}
@@ -126,10 +132,94 @@ func (ob *observer) emit(s signal) {
 	if q == nil {
 		return // no Run, or nothing to report
 	}
-	select {
-	case *q <- s:
-	default:
+	if !q.put(s) {
 		ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments too slow for the consumer")
+	}
+}
+
+// signalQueue is a Run's queue of signals: a channel with room for
+// observer.queue signals, a full one dropping new signals; or, lossless,
+// a list that grows as long as the hooks lag, in order too.
+type signalQueue struct {
+	ch       chan signal
+	lossless bool
+	wake     chan struct{} // lossless: a signal was put; room for one
+	mu       sync.Mutex
+	list     []signal // lossless: list[head:] are queued
+	head     int
+}
+
+func newSignalQueue(room int, lossless bool) *signalQueue {
+	if lossless {
+		return &signalQueue{lossless: true, wake: make(chan struct{}, 1)}
+	}
+	return &signalQueue{ch: make(chan signal, room)}
+}
+
+// put queues s; false when it was dropped.
+func (q *signalQueue) put(s signal) bool {
+	if !q.lossless {
+		select {
+		case q.ch <- s:
+			return true
+		default:
+			return false
+		}
+	}
+	q.mu.Lock()
+	q.list = append(q.list, s)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+	return true
+}
+
+// poll takes the next signal, if any, without waiting.
+func (q *signalQueue) poll() (signal, bool) {
+	if !q.lossless {
+		select {
+		case s := <-q.ch:
+			return s, true
+		default:
+			return signal{}, false
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.list) {
+		return signal{}, false
+	}
+	s := q.list[q.head]
+	q.list[q.head] = signal{}
+	q.head++
+	if q.head == len(q.list) {
+		q.list, q.head = q.list[:0], 0
+	}
+	return s, true
+}
+
+// get takes the next signal, waiting for one until quit is closed: false
+// once quit is closed and nothing is queued.
+func (q *signalQueue) get(quit <-chan struct{}) (signal, bool) {
+	if !q.lossless {
+		select {
+		case s := <-q.ch:
+			return s, true
+		case <-quit:
+			return q.poll()
+		}
+	}
+	for {
+		if s, ok := q.poll(); ok {
+			return s, true
+		}
+		select {
+		case <-q.wake:
+		case <-quit:
+			return q.poll()
+		}
 	}
 }
 
@@ -140,8 +230,8 @@ func (ob *observer) start() (stop func(deadline time.Time)) {
 	if ob.queue == 0 {
 		return func(time.Time) {}
 	}
-	q := make(chan signal, ob.queue)
-	ob.signals.Store(&q)
+	q := newSignalQueue(ob.queue, ob.lossless)
+	ob.signals.Store(q)
 	quit, abandon, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go ob.deliver(q, quit, abandon, done)
 	return func(deadline time.Time) {
@@ -160,7 +250,7 @@ func (ob *observer) start() (stop func(deadline time.Time)) {
 // deliver reports signals until quit is closed and the queue is empty, or
 // abandon is closed; a hook that calls runtime.Goexit is replaced by
 // another deliver.
-func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done chan struct{}) {
+func (ob *observer) deliver(q *signalQueue, quit, abandon <-chan struct{}, done chan struct{}) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -171,26 +261,15 @@ func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done c
 		close(done)
 	}()
 	for {
-		var s signal
-		select {
-		case s = <-q:
-		case <-quit:
-			select {
-			case s = <-q:
-			default:
-				returned = true
-				return
-			}
+		s, ok := q.get(quit)
+		if !ok {
+			returned = true
+			return
 		}
 		select {
 		case <-abandon:
-			for ok := true; ok; { // s and the rest
+			for ok := true; ok; _, ok = q.poll() { // s and the rest
 				ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments still busy at the end of Run")
-				select {
-				case <-q:
-				default:
-					ok = false
-				}
 			}
 			returned = true
 			return
@@ -501,4 +580,8 @@ func (ob *observer) inFlightGauge() (stop func()) {
 		defer ob.faults.Recover(telemetry.KindMeter)
 		g.Stop()
 	}
+}
+
+func init() {
+	losslesshooks.Set = func(c any) { c.(*Consumer).obs.lossless = true }
 }
