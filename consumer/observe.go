@@ -194,8 +194,13 @@ func (q *signalQueue) poll() (signal, bool) {
 	s := q.list[q.head]
 	q.list[q.head] = signal{}
 	q.head++
-	if q.head == len(q.list) {
+	switch {
+	case q.head == len(q.list):
 		q.list, q.head = q.list[:0], 0
+	case q.head >= minSignalQueue && 2*q.head >= len(q.list): // hooks lagging for good: keep only what is queued
+		n := copy(q.list, q.list[q.head:])
+		clear(q.list[n:])
+		q.list, q.head = q.list[:n], 0
 	}
 	return s, true
 }
