@@ -11,7 +11,6 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
-	"github.com/sqskit/sqskit/internal/losslesshooks"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -46,10 +45,6 @@ type observer struct {
 	// the next Run's signals.
 	queue   int
 	signals *atomic.Pointer[signalQueue]
-	// lossless makes the signal queue grow instead of dropping (see
-	// internal/losslesshooks): for a package of this module that counts
-	// its own report on the hooks, as package replay does.
-	lossless bool
 }
 
 // Signal queue bounds: room for a few signals per message held (received,
@@ -230,12 +225,15 @@ func (q *signalQueue) get(quit <-chan struct{}) (signal, bool) {
 
 // start starts reporting signals for a Run; stop ends it once every signal
 // queued is reported, or at deadline: then the signals still queued are
-// dropped (counted), and a hook still running is left behind.
-func (ob *observer) start() (stop func(deadline time.Time)) {
+// dropped (counted), and a hook still running is left behind. lossless
+// makes the queue grow instead of dropping, for a package of this module
+// that counts its own report on the hooks (replay, through
+// ctxkey.LosslessHooks on Run's ctx).
+func (ob *observer) start(lossless bool) (stop func(deadline time.Time)) {
 	if ob.queue == 0 {
 		return func(time.Time) {}
 	}
-	q := newSignalQueue(ob.queue, ob.lossless)
+	q := newSignalQueue(ob.queue, lossless)
 	ob.signals.Store(q)
 	quit, abandon, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go ob.deliver(q, quit, abandon, done)
@@ -585,8 +583,4 @@ func (ob *observer) inFlightGauge() (stop func()) {
 		defer ob.faults.Recover(telemetry.KindMeter)
 		g.Stop()
 	}
-}
-
-func init() {
-	losslesshooks.Set = func(c any) { c.(*Consumer).obs.lossless = true }
 }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sqskit/sqskit/consumer"
-	"github.com/sqskit/sqskit/internal/losslesshooks"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/queueref"
 )
 
@@ -60,7 +60,7 @@ func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
 	}
 	// The Report is counted, and Hooks called, from the consumer's hooks:
 	// none of their signals may be dropped.
-	losslesshooks.Set(c)
+	ctx = context.WithValue(ctx, ctxkey.LosslessHooks{}, true)
 	if drain {
 		err = c.Drain(ctx)
 	} else {
