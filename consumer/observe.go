@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -43,7 +44,7 @@ type observer struct {
 	// between Runs), one per Run, so a hook a Run left behind never takes
 	// the next Run's signals.
 	queue   int
-	signals *atomic.Pointer[chan signal]
+	signals *atomic.Pointer[signalQueue]
 }
 
 // Signal queue bounds: room for a few signals per message held (received,
@@ -56,7 +57,7 @@ const (
 func newObserver(o *Options, stats *counters, queueURL string) observer {
 	f := telemetry.NewFaults(o.Logger)
 	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL),
-		signals: new(atomic.Pointer[chan signal])}
+		signals: new(atomic.Pointer[signalQueue])}
 	if !telemetry.IsNil(o.Propagator) {
 		ob.prop = countedPropagator{o.Propagator, f}
 	}
@@ -126,22 +127,114 @@ func (ob *observer) emit(s signal) {
 	if q == nil {
 		return // no Run, or nothing to report
 	}
-	select {
-	case *q <- s:
-	default:
+	if !q.put(s) {
 		ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments too slow for the consumer")
+	}
+}
+
+// signalQueue is a Run's queue of signals: a channel with room for
+// observer.queue signals, a full one dropping new signals; or, lossless,
+// a list that grows as long as the hooks lag, in order too.
+type signalQueue struct {
+	ch       chan signal
+	lossless bool
+	wake     chan struct{} // lossless: a signal was put; room for one
+	mu       sync.Mutex
+	list     []signal // lossless: list[head:] are queued
+	head     int
+}
+
+func newSignalQueue(room int, lossless bool) *signalQueue {
+	if lossless {
+		return &signalQueue{lossless: true, wake: make(chan struct{}, 1)}
+	}
+	return &signalQueue{ch: make(chan signal, room)}
+}
+
+// put queues s; false when it was dropped.
+func (q *signalQueue) put(s signal) bool {
+	if !q.lossless {
+		select {
+		case q.ch <- s:
+			return true
+		default:
+			return false
+		}
+	}
+	q.mu.Lock()
+	q.list = append(q.list, s)
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+	return true
+}
+
+// poll takes the next signal, if any, without waiting.
+func (q *signalQueue) poll() (signal, bool) {
+	if !q.lossless {
+		select {
+		case s := <-q.ch:
+			return s, true
+		default:
+			return signal{}, false
+		}
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.head == len(q.list) {
+		return signal{}, false
+	}
+	s := q.list[q.head]
+	q.list[q.head] = signal{}
+	q.head++
+	switch {
+	case q.head == len(q.list):
+		q.list, q.head = q.list[:0], 0
+	case q.head >= minSignalQueue && 2*q.head >= len(q.list): // hooks lagging for good: keep only what is queued
+		n := copy(q.list, q.list[q.head:])
+		clear(q.list[n:])
+		q.list, q.head = q.list[:n], 0
+	}
+	return s, true
+}
+
+// get takes the next signal, waiting for one until quit is closed: false
+// once quit is closed and nothing is queued.
+func (q *signalQueue) get(quit <-chan struct{}) (signal, bool) {
+	if !q.lossless {
+		select {
+		case s := <-q.ch:
+			return s, true
+		case <-quit:
+			return q.poll()
+		}
+	}
+	for {
+		if s, ok := q.poll(); ok {
+			return s, true
+		}
+		select {
+		case <-q.wake:
+		case <-quit:
+			return q.poll()
+		}
 	}
 }
 
 // start starts reporting signals for a Run; stop ends it once every signal
 // queued is reported, or at deadline: then the signals still queued are
-// dropped (counted), and a hook still running is left behind.
-func (ob *observer) start() (stop func(deadline time.Time)) {
+// dropped (counted), and a hook still running is left behind. lossless
+// makes the queue grow instead of dropping, for a package of this module
+// that counts its own report on the hooks (replay, through
+// ctxkey.LosslessHooks on Run's ctx).
+func (ob *observer) start(lossless bool) (stop func(deadline time.Time)) {
 	if ob.queue == 0 {
 		return func(time.Time) {}
 	}
-	q := make(chan signal, ob.queue)
-	ob.signals.Store(&q)
+	q := newSignalQueue(ob.queue, lossless)
+	ob.signals.Store(q)
 	quit, abandon, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go ob.deliver(q, quit, abandon, done)
 	return func(deadline time.Time) {
@@ -160,7 +253,7 @@ func (ob *observer) start() (stop func(deadline time.Time)) {
 // deliver reports signals until quit is closed and the queue is empty, or
 // abandon is closed; a hook that calls runtime.Goexit is replaced by
 // another deliver.
-func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done chan struct{}) {
+func (ob *observer) deliver(q *signalQueue, quit, abandon <-chan struct{}, done chan struct{}) {
 	returned := false
 	defer func() {
 		if !returned {
@@ -171,26 +264,15 @@ func (ob *observer) deliver(q chan signal, quit, abandon <-chan struct{}, done c
 		close(done)
 	}()
 	for {
-		var s signal
-		select {
-		case s = <-q:
-		case <-quit:
-			select {
-			case s = <-q:
-			default:
-				returned = true
-				return
-			}
+		s, ok := q.get(quit)
+		if !ok {
+			returned = true
+			return
 		}
 		select {
 		case <-abandon:
-			for ok := true; ok; { // s and the rest
+			for ok := true; ok; _, ok = q.poll() { // s and the rest
 				ob.faults.Failed(telemetry.KindSlow, "hooks, spans or instruments still busy at the end of Run")
-				select {
-				case <-q:
-				default:
-					ok = false
-				}
 			}
 			returned = true
 			return

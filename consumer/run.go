@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -251,7 +252,7 @@ func (c *Consumer) run(ctx context.Context, drain bool) error {
 
 	stopGauge := c.obs.inFlightGauge()
 	defer stopGauge()
-	stopSignals := c.obs.start()
+	stopSignals := c.obs.start(ctx.Value(ctxkey.LosslessHooks{}) != nil)
 	for range o.Concurrency {
 		r.workers.Add(1)
 		go r.work()

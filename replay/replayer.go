@@ -131,6 +131,13 @@ type Options struct {
 // several goroutines at once: keep them fast and safe for concurrent use.
 // Each gets the message's ctx: it carries the message's decision span (with
 // a TracerProvider) and its producer's trace context (with a Propagator).
+//
+// In Run and Drain each outcome is counted in the Report, then its hook is
+// called, once the consumer reports it: in order, on one goroutine, none
+// dropped however far the hooks lag (they queue in memory meanwhile). A
+// slow hook delays the outcomes behind it, and Drain's return, up to the
+// consumer's shutdown bound (its 20 s ShutdownTimeout + 1 s after the last
+// message settled); outcomes still queued then are missing from the Report.
 type Hooks struct {
 	// Replayed: sent to target with the decision's attempt and delay, and
 	// deleted from the DLQ (in Lambda, reported for Lambda to delete).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/internal/ctxkey"
 	"github.com/sqskit/sqskit/internal/queueref"
 )
 
@@ -57,6 +58,9 @@ func (r *Replayer) pass(ctx context.Context, drain bool) (Report, error) {
 	if err != nil {
 		return Report{}, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	// The Report is counted, and Hooks called, from the consumer's hooks:
+	// none of their signals may be dropped.
+	ctx = context.WithValue(ctx, ctxkey.LosslessHooks{}, true)
 	if drain {
 		err = c.Drain(ctx)
 	} else {

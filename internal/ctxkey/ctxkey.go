@@ -1,7 +1,9 @@
-// Package ctxkey holds the context keys under which a runtime gives a
-// handler what it knows of its messages: package consumer and the Lambda
-// adapter set them, package handler reads them (handler.LeaseFrom,
-// handler.MessageContext).
+// Package ctxkey holds the context keys this module's packages pass to
+// each other: under Lease and Messages a runtime gives a handler what it
+// knows of its messages (package consumer and the Lambda adapter set them,
+// package handler reads them: handler.LeaseFrom, handler.MessageContext);
+// under LosslessHooks package replay asks the consumer it runs on for
+// every hook signal.
 package ctxkey
 
 // Lease is the context key of a handler.Lease.
@@ -10,3 +12,8 @@ type Lease struct{}
 // Messages is the context key of a BatchHandler call's messages' own ctxs:
 // a map[*handler.Message]context.Context.
 type Messages struct{}
+
+// LosslessHooks, set on a consumer's Run ctx by a package of this module
+// (replay counts its Report on the consumer's hooks), makes that Run's
+// hooks lossless: their queue grows while they lag instead of dropping.
+type LosslessHooks struct{}
