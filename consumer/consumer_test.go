@@ -484,12 +484,16 @@ func TestConsumerShutdownReleasesUnstartedMessagesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newQueue(t, "jobs", nil)
 		f.send(t, "", numbered(10)...)
+		var running atomic.Int32
 		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
+			running.Add(1)
 			time.Sleep(20 * time.Second)
 			return nil
 		}, func(o *Options) { o.Concurrency = 2 })
 		stop := started(t, c)
-		until(t, "ten received", func() bool { return c.Stats().Received == 10 })
+		// Both handlers running: ten received is not enough, the second
+		// worker may not have taken its message yet.
+		until(t, "ten received, two running", func() bool { return c.Stats().Received == 10 && running.Load() == 2 })
 		errc := make(chan error, 1)
 		go func() { errc <- stop() }()
 		time.Sleep(2 * time.Second)
