@@ -17,7 +17,7 @@ import (
 )
 
 // apiOnly is a user's small wrapper: the calls of replay.API, no
-// GetQueueUrl.
+// GetQueueUrl and no GetQueueAttributes.
 type apiOnly struct{ c *sqs.Client }
 
 func (a apiOnly) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {

@@ -509,7 +509,7 @@ func TestDLQRedrivePolicyIsRefusedBecauseItTakesHeldMessagesAway(t *testing.T) {
 			t.Fatalf("expect nothing received by a refused pass, got %d receives", n)
 		}
 
-		unchecked, err := replay.New(withoutAttributes{w.api}, w.dlq, w.operator, func(o *replay.Options) {
+		unchecked, err := replay.New(apiOnly{w.api}, w.dlq, w.operator, func(o *replay.Options) {
 			o.Target, o.VisibilityTimeout = w.main, 30*time.Second
 			policy(o)
 		})
@@ -550,24 +550,4 @@ func TestDLQRetentionNoLongerThanMaxBackoffIsRefused(t *testing.T) {
 			}
 		}
 	})
-}
-
-// withoutAttributes is a client wrapper with API's calls only, as a user's
-// small wrapper may be: the Replayer cannot check the DLQ through it.
-type withoutAttributes struct{ api *sqs.Client }
-
-func (c withoutAttributes) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	return c.api.ReceiveMessage(ctx, in, optFns...)
-}
-
-func (c withoutAttributes) SendMessageBatch(ctx context.Context, in *sqs.SendMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.SendMessageBatchOutput, error) {
-	return c.api.SendMessageBatch(ctx, in, optFns...)
-}
-
-func (c withoutAttributes) DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error) {
-	return c.api.DeleteMessageBatch(ctx, in, optFns...)
-}
-
-func (c withoutAttributes) ChangeMessageVisibilityBatch(ctx context.Context, in *sqs.ChangeMessageVisibilityBatchInput, optFns ...func(*sqs.Options)) (*sqs.ChangeMessageVisibilityBatchOutput, error) {
-	return c.api.ChangeMessageVisibilityBatch(ctx, in, optFns...)
 }
