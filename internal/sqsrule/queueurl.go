@@ -6,7 +6,7 @@ import (
 )
 
 // SameQueue reports whether two queue URLs name the same queue: the same
-// account and name on the same endpoint, whatever the scheme, a trailing
+// account and name on the same endpoint, whether http or https, a trailing
 // slash, the case of the host, or the form of an AWS host
 // (sqs.REGION.amazonaws.com, the legacy REGION.queue.amazonaws.com and
 // queue.amazonaws.com, sqs-fips, dual-stack api.aws). Queue names and
@@ -27,7 +27,7 @@ type queueID struct{ endpoint, account, name string }
 
 func parseQueueURL(s string) (queueID, bool) {
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
 		return queueID{}, false
 	}
 	segments := strings.Split(strings.Trim(u.Path, "/"), "/")

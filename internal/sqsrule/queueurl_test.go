@@ -28,7 +28,8 @@ func TestSameQueueComparesQueuesNotSpellings(t *testing.T) {
 		{q, "https://sqs.eu-west-1.amazonaws.com/123456789012/orders", false},
 		{q, "https://sqs.eu-west-1.amazonaws.com/orders", false},
 		{"http://127.0.0.1:9324/000000000000/orders", "http://127.0.0.1:9325/000000000000/orders", false},
-		{"orders", "orders/", false}, // not URLs: only the same text matches
+		{"orders", "orders/", false},                                    // not URLs: only the same text matches
+		{"//sqs.eu-west-1.amazonaws.com/210987654321/orders", q, false}, // no scheme: not a queue URL
 		{"", q, false},
 	} {
 		if got := SameQueue(c.a, c.b); got != c.same {
