@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -184,4 +185,14 @@ func readAll(t testing.TB, r io.Reader) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func eventRecord(id, body string, size int) events.SQSMessage {
+	return events.SQSMessage{
+		MessageId: id, ReceiptHandle: "rh-" + id, Body: body,
+		EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:orders",
+		MessageAttributes: map[string]events.SQSMessageAttribute{
+			"ExtendedPayloadSize": {DataType: "Number", StringValue: aws.String(strconv.Itoa(size))},
+		},
+	}
 }
