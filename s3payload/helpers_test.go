@@ -196,3 +196,4 @@ func eventRecord(id, body string, size int) events.SQSMessage {
 		},
 	}
 }
+

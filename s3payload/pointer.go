@@ -59,12 +59,12 @@ var ErrBadPointer = errors.New("s3payload: bad payload pointer")
 // The reasons a message with a bad pointer is escalated under (see
 // handler.Escalate): each is permanent, as no retry can mend it.
 const (
-	ReasonMalformed     = "s3-pointer-malformed"      // not a pointer body, or a size attribute that is not a size
-	ReasonBucket        = "s3-bucket-not-allowed"     // a bucket outside ReceiverOptions.Buckets
-	ReasonKey           = "s3-key-not-allowed"        // a key outside ReceiverOptions.KeyPrefix, or not a key
-	ReasonMissing       = "s3-payload-missing"        // no such object (or bucket)
-	ReasonTooLarge      = "s3-payload-too-large"      // over ReceiverOptions.MaxPayloadBytes
-	ReasonSizeMismatch  = "s3-payload-size-mismatch"  // the object's size is not what the attribute says
+	ReasonMalformed    = "s3-pointer-malformed"     // not a pointer body, or a size attribute that is not a size
+	ReasonBucket       = "s3-bucket-not-allowed"    // a bucket outside ReceiverOptions.Buckets
+	ReasonKey          = "s3-key-not-allowed"       // a key outside ReceiverOptions.KeyPrefix, or not a key
+	ReasonMissing      = "s3-payload-missing"       // no such object (or bucket)
+	ReasonTooLarge     = "s3-payload-too-large"     // over ReceiverOptions.MaxPayloadBytes
+	ReasonSizeMismatch = "s3-payload-size-mismatch" // the object's size is not what the attribute says
 )
 
 // PointerError is the failure of a message whose pointer cannot be

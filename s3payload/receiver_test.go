@@ -265,7 +265,10 @@ func TestS3ErrorIsRetried(t *testing.T) {
 		drain(t, sqsapi, q, recv, got.handle, func(o *consumer.Options) {
 			o.OnFailure = consumer.ReleaseNow
 			inner := o.Hooks.Failed
-			o.Hooks.Failed = func(ctx context.Context, m *handler.Message, err error) { failed = append(failed, err); inner(ctx, m, err) }
+			o.Hooks.Failed = func(ctx context.Context, m *handler.Message, err error) {
+				failed = append(failed, err)
+				inner(ctx, m, err)
+			}
 		})
 		if len(got.bodies) != 1 || got.bodies[0] != body || len(failed) != 1 || !errors.Is(failed[0], errInjected) {
 			t.Errorf("expect one failure then the body, got %d bodies, failures %v", len(got.bodies), failed)
