@@ -196,4 +196,3 @@ func eventRecord(id, body string, size int) events.SQSMessage {
 		},
 	}
 }
-
