@@ -18,6 +18,7 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/replay"
 )
 
 // ReceiverOptions configure a Receiver. Zero values mean the defaults.
@@ -34,9 +35,9 @@ type ReceiverOptions struct {
 	// (Sweep or a lifecycle rule removes them). Default false: deleted once
 	// SQS confirmed the message's delete.
 	KeepObjects bool
-	// MaxPending bounds the objects waiting for their message's delete or
-	// for Run to delete them; past it, objects are left to Sweep (counted
-	// in ReceiverStats.Dropped). Default 10,000.
+	// MaxPending bounds the objects waiting for their message's delete,
+	// and those waiting for Run to delete them; past it, the oldest are
+	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000.
 	MaxPending int
 	// DeleteConcurrency bounds the DeleteObjects calls Run keeps in flight,
 	// each of up to 1,000 keys. Default 4.
@@ -121,7 +122,8 @@ func (r *Receiver) Stats() ReceiverStats {
 // Middleware returns handler middleware that replaces an offloaded
 // message's body by its payload before the next handler runs: a message
 // carrying SizeAttribute or LegacySizeAttribute (as the Java client marks
-// them) is a pointer, directly or inside an SNS notification (unwrapped as
+// them; or moved into package replay's metadata by a replay that needed
+// the room) is a pointer, directly or inside an SNS notification (unwrapped as
 // handler.UnwrapEnvelope does). The handler gets a copy with the payload
 // as Body and the size attribute removed; the received message, which the
 // runtime parks or hooks report, keeps its pointer. Any other message
@@ -139,6 +141,12 @@ func (r *Receiver) Middleware() handler.Middleware {
 			cp := *m
 			cp.MessageAttributes = maps.Clone(m.MessageAttributes)
 			size, ok, err := sizeOf(cp.MessageAttributes)
+			if !ok && err == nil {
+				if v, moved := movedSize(cp.MessageAttributes); moved {
+					cp.MessageAttributes[SizeAttribute] = v
+					size, ok, err = sizeOf(cp.MessageAttributes)
+				}
+			}
 			if !ok && err == nil {
 				env, uerr := handler.UnwrapEnvelope(&cp)
 				if uerr != nil || env == nil || env.Kind != handler.EnvelopeSNS {
@@ -169,16 +177,40 @@ func (r *Receiver) Middleware() handler.Middleware {
 			}
 			if r.hooked.Load() && !r.o.KeepObjects {
 				r.mu.Lock()
-				if len(r.handed) < r.o.MaxPending {
-					r.handed[m.ID] = p
-				} else {
-					r.stats.dropped.Add(1)
+				if len(r.handed) >= r.o.MaxPending {
+					// Full: the consumer dropped hook signals (its hook
+					// queue overflowed) or deletes are stuck. Forget one
+					// entry, leaving its object to Sweep, so the newest
+					// messages' objects are still deleted.
+					for id := range r.handed {
+						delete(r.handed, id)
+						r.stats.dropped.Add(1)
+						break
+					}
 				}
+				r.handed[m.ID] = p
 				r.mu.Unlock()
 			}
 			return nil
 		}
 	}
+}
+
+// movedSize returns the size attribute package replay moved into its
+// metadata attribute to make room for its own (a message with ten
+// attributes), as replay.Restore gives it back. The metadata is as
+// untrusted as the attribute itself, and is checked the same way.
+func movedSize(attrs map[string]handler.AttributeValue) (handler.AttributeValue, bool) {
+	if _, ok := attrs[replay.MetadataAttribute]; !ok {
+		return handler.AttributeValue{}, false
+	}
+	restored := replay.Restore(consumer.SDKAttributes(attrs), replay.DefaultCounterAttribute)
+	for _, name := range []string{SizeAttribute, LegacySizeAttribute} {
+		if v, ok := restored[name]; ok {
+			return handler.AttributeValue{DataType: aws.ToString(v.DataType), StringValue: aws.ToString(v.StringValue), BinaryValue: v.BinaryValue}, true
+		}
+	}
+	return handler.AttributeValue{}, false
 }
 
 // resolve checks a pointer body against the options and reads its payload.
