@@ -36,7 +36,7 @@ type ReceiverOptions struct {
 	// SQS confirmed the message's delete.
 	KeepObjects bool
 	// MaxPending bounds the objects waiting for their message's delete,
-	// and those waiting for Run to delete them; past it, the oldest are
+	// and those waiting for Run to delete them; past it, some are
 	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000.
 	MaxPending int
 	// DeleteConcurrency bounds the DeleteObjects calls Run keeps in flight,
