@@ -31,8 +31,9 @@
 //     [SenderOptions].LegacyAttribute (both names are always read);
 //   - encrypt or tag objects: ServerSideEncryption, SSEKMSKeyID, Tags;
 //   - receive: [Receiver.Middleware] in consumer.Options.Middleware or
-//     handler.LambdaOptions.Middleware; pointers inside SNS notifications
-//     are resolved too (alone, or after handler.Envelopes);
+//     handler.LambdaOptions.Middleware ([Receiver.BatchMiddleware] for
+//     batch handlers); pointers inside SNS notifications are resolved too
+//     (alone, or after handler.Envelopes);
 //   - keep objects for SNS fan-out (several queues point to one object):
 //     [ReceiverOptions].KeepObjects, and [Sweep] or a lifecycle rule;
 //   - remove orphans: [Sweep], daily, or an S3 lifecycle rule expiring the

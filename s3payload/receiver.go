@@ -138,62 +138,130 @@ func (r *Receiver) Stats() ReceiverStats {
 func (r *Receiver) Middleware() handler.Middleware {
 	return func(next handler.Handler) handler.Handler {
 		return func(ctx context.Context, m *handler.Message) error {
-			cp := *m
-			cp.MessageAttributes = maps.Clone(m.MessageAttributes)
-			size, ok, err := sizeOf(cp.MessageAttributes)
-			if !ok && err == nil {
-				if v, moved := movedSize(cp.MessageAttributes); moved {
-					cp.MessageAttributes[SizeAttribute] = v
-					size, ok, err = sizeOf(cp.MessageAttributes)
-				}
-			}
-			if !ok && err == nil {
-				env, uerr := handler.UnwrapEnvelope(&cp)
-				if uerr != nil || env == nil || env.Kind != handler.EnvelopeSNS {
-					return next(ctx, m) // not ours: Envelopes or the handler decide
-				}
-				size, ok, err = sizeOf(cp.MessageAttributes)
-				if !ok && err == nil {
-					return next(ctx, m)
-				}
-			}
+			cp, p, err := r.open(ctx, m)
 			if err != nil {
-				return handler.Escalate(ReasonMalformed, err)
-			}
-			p, body, err := r.resolve(ctx, cp.Body, size)
-			if err != nil {
-				var pe *PointerError
-				if errors.As(err, &pe) {
-					return handler.Escalate(pe.Reason, err)
-				}
 				return err
 			}
-			r.stats.resolved.Add(1)
-			cp.Body = body
-			delete(cp.MessageAttributes, SizeAttribute)
-			delete(cp.MessageAttributes, LegacySizeAttribute)
-			if err := next(ctx, &cp); err != nil {
+			if p == nil {
+				return next(ctx, m) // not ours: Envelopes or the handler decide
+			}
+			if err := next(ctx, cp); err != nil {
 				return err
 			}
-			if r.hooked.Load() && !r.o.KeepObjects {
-				r.mu.Lock()
-				if len(r.handed) >= r.o.MaxPending {
-					// Full: the consumer dropped hook signals (its hook
-					// queue overflowed) or deletes are stuck. Forget one
-					// entry, leaving its object to Sweep, so the newest
-					// messages' objects are still deleted.
-					for id := range r.handed {
-						delete(r.handed, id)
-						r.stats.dropped.Add(1)
-						break
-					}
-				}
-				r.handed[m.ID] = p
-				r.mu.Unlock()
-			}
+			r.handedOver(m.ID, *p)
 			return nil
 		}
 	}
+}
+
+// BatchMiddleware is Middleware for consumer.NewBatch and
+// handler.NewBatchLambda: the batch's pointers are resolved at once, the
+// messages whose pointer is bad fail (each with its own outcome) and the
+// others reach the BatchHandler, with their payloads, in order. The
+// handler gets copies of offloaded messages, so handler.MessageContext
+// gives their call's ctx.
+func (r *Receiver) BatchMiddleware() handler.BatchMiddleware {
+	return func(next handler.BatchHandler) handler.BatchHandler {
+		return func(ctx context.Context, msgs []*handler.Message) []error {
+			results := make([]error, len(msgs))
+			opened := make([]*handler.Message, len(msgs))
+			ptrs := make([]*Pointer, len(msgs))
+			var wg sync.WaitGroup
+			for i, m := range msgs {
+				wg.Go(func() { opened[i], ptrs[i], results[i] = r.open(ctx, m) })
+			}
+			wg.Wait()
+			var pass []*handler.Message
+			var index []int
+			for i, m := range msgs {
+				if results[i] != nil {
+					continue
+				}
+				if ptrs[i] == nil {
+					opened[i] = m
+				}
+				pass = append(pass, opened[i])
+				index = append(index, i)
+			}
+			if len(pass) == 0 {
+				return results
+			}
+			rs := next(ctx, pass)
+			for k, i := range index {
+				if k >= len(rs) {
+					results[i] = handler.ErrNoResult
+					continue
+				}
+				results[i] = rs[k]
+				if rs[k] == nil && ptrs[i] != nil {
+					r.handedOver(msgs[i].ID, *ptrs[i])
+				}
+			}
+			return results
+		}
+	}
+}
+
+// open resolves m: a copy with the payload as Body and the pointer, or a
+// nil pointer for a message that is not offloaded, or the outcome of a bad
+// pointer (an Escalate) or of an S3 failure (retried).
+func (r *Receiver) open(ctx context.Context, m *handler.Message) (*handler.Message, *Pointer, error) {
+	cp := *m
+	cp.MessageAttributes = maps.Clone(m.MessageAttributes)
+	size, ok, err := sizeOf(cp.MessageAttributes)
+	if !ok && err == nil {
+		if v, moved := movedSize(cp.MessageAttributes); moved {
+			cp.MessageAttributes[SizeAttribute] = v
+			size, ok, err = sizeOf(cp.MessageAttributes)
+		}
+	}
+	if !ok && err == nil {
+		env, uerr := handler.UnwrapEnvelope(&cp)
+		if uerr != nil || env == nil || env.Kind != handler.EnvelopeSNS {
+			return nil, nil, nil
+		}
+		if size, ok, err = sizeOf(cp.MessageAttributes); !ok && err == nil {
+			return nil, nil, nil
+		}
+	}
+	if err != nil {
+		return nil, nil, handler.Escalate(ReasonMalformed, err)
+	}
+	p, body, err := r.resolve(ctx, cp.Body, size)
+	if err != nil {
+		var pe *PointerError
+		if errors.As(err, &pe) {
+			return nil, nil, handler.Escalate(pe.Reason, err)
+		}
+		return nil, nil, err
+	}
+	r.stats.resolved.Add(1)
+	cp.Body = body
+	delete(cp.MessageAttributes, SizeAttribute)
+	delete(cp.MessageAttributes, LegacySizeAttribute)
+	return &cp, &p, nil
+}
+
+// handedOver records that the handler of message id succeeded, so its
+// object goes once SQS confirms the delete (with Hooks, and without
+// KeepObjects).
+func (r *Receiver) handedOver(id string, p Pointer) {
+	if !r.hooked.Load() || r.o.KeepObjects {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.handed) >= r.o.MaxPending {
+		// Full: the consumer dropped hook signals (its hook queue
+		// overflowed) or deletes are stuck. Forget one entry, leaving its
+		// object to Sweep, so newer messages' objects are still deleted.
+		for id := range r.handed {
+			delete(r.handed, id)
+			r.stats.dropped.Add(1)
+			break
+		}
+	}
+	r.handed[id] = p
 }
 
 // movedSize returns the size attribute package replay moved into its
