@@ -134,7 +134,7 @@ func sizeOf(attrs map[string]handler.AttributeValue) (int64, bool, error) {
 			return 0, false, nil
 		}
 	}
-	n, err := strconv.ParseInt(strings.TrimSpace(v.StringValue), 10, 64)
+	n, err := strconv.ParseInt(v.StringValue, 10, 64)
 	if err != nil || n < 0 || v.BaseType() != "Number" {
 		return 0, true, &PointerError{Reason: ReasonMalformed, Err: fmt.Errorf("size attribute %q (%s) is not a size", v.StringValue, v.DataType)}
 	}

@@ -162,7 +162,7 @@ func TestKeepObjects(t *testing.T) {
 	})
 }
 
-func put(t *testing.T, api s3payload.API, bucket, key, body string) {
+func put(t testing.TB, api s3payload.API, bucket, key, body string) {
 	t.Helper()
 	_, err := api.PutObject(context.Background(), &s3.PutObjectInput{Bucket: &bucket, Key: &key, Body: strings.NewReader(body), ContentLength: aws.Int64(int64(len(body)))})
 	if err != nil {
