@@ -170,6 +170,12 @@ type Result struct {
 // an OffloadError), and the later messages of its group (GroupID) fail
 // with a fifo.GroupBlockedError, as the fifo.Sender does, so a group's
 // order holds.
+//
+// SQS sees the pointer, not the payload, and each object's key is random:
+// on a FIFO queue, deduplicate with fifo.KeyDedup or your own
+// DeduplicationID, since content-based deduplication (fifo.ContentDedup,
+// or the queue's ContentBasedDeduplication) would only catch retries of
+// one call.
 func (s *Sender) SendBatch(ctx context.Context, msgs []fifo.Message) []Result {
 	results := make([]Result, len(msgs))
 	out := make([]fifo.Message, len(msgs))
