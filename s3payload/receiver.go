@@ -374,7 +374,9 @@ func (r *Receiver) take(id string) (Pointer, bool) {
 // 1,000 keys with up to DeleteConcurrency in flight, until ctx is done; it
 // then deletes what is queued already within 10 s, and returns nil. Start
 // it before the consumer and cancel its ctx after the consumer's Run
-// returned, so the last deletes are not left to Sweep.
+// returned, so the last deletes are not left to Sweep. Objects queued while
+// no Run is going wait for the next (up to MaxPending); a process that ends
+// leaves them to Sweep.
 func (r *Receiver) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
