@@ -346,3 +346,31 @@ func TestLambdaAdapterResolves(t *testing.T) {
 		t.Errorf("expect the payload and the object left, got %d bodies, %v", len(got.bodies), keys(t, s3api, "payloads"))
 	}
 }
+
+// TestLambdaBadPointerFails: in Lambda a forged pointer fails its message
+// alone (reported in the response; a Parker would park it), and the
+// handler never sees it.
+func TestLambdaBadPointerFails(t *testing.T) {
+	s3api := newS3(t, nil)
+	put(t, s3api, "payloads", "k1", "hello")
+	recv, err := s3payload.NewReceiver(s3api, []string{"payloads"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got seen
+	l, err := handler.NewLambda(got.handle, func(o *handler.LambdaOptions) { o.Middleware = []handler.Middleware{recv.Middleware()} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := handler.Event{}
+	ev.Records = append(ev.Records,
+		eventRecord("good", s3payload.Pointer{Bucket: "payloads", Key: "k1"}.Body(), 5),
+		eventRecord("forged", s3payload.Pointer{Bucket: "secrets", Key: "k1"}.Body(), 5))
+	resp, err := l.Handle(context.Background(), ev)
+	if err != nil || len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "forged" {
+		t.Fatalf("expect only the forged message failed, got %+v, %v", resp, err)
+	}
+	if len(got.bodies) != 1 || got.bodies[0] != "hello" {
+		t.Errorf("expect the good payload only, got %v", got.bodies)
+	}
+}
