@@ -55,10 +55,12 @@ const cancelGrace = 10 * time.Second
 //
 // Check returns an error, and no results, for a harness that cannot run:
 // a nil Client, or a Skip naming no case or giving no reason. When ctx
-// ends, Check starts no more cases, waits a little for those running (their
-// calls take ctx), and returns the results of the cases that ended before
-// ctx did, with ctx's error; a case that fails after ctx ended was cut
-// short, and has no Result.
+// ends, Check starts no more cases, waits up to 10 s for those running
+// (their calls take ctx; their cleanups, which delete their queues, get
+// 30 s without it), and returns the Results of the cases that ended, with
+// ctx's error; a case that fails after ctx ended was cut short, and has no
+// Result. Without an end to ctx, a backend call that never returns holds
+// its case, and Check, as it would hold go test until its -timeout.
 func Check(ctx context.Context, h Harness, report func(Result)) ([]Result, error) {
 	if h.Client == nil {
 		return nil, errors.New("sqstest: Harness.Client is nil")
