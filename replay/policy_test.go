@@ -3,6 +3,8 @@ package replay
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +182,31 @@ func TestPackMakesRoomAndRestoreGivesItBack(t *testing.T) {
 	p := Policy{KeepAttributesInPlace: true}
 	if d := p.Decide(dlqMessage("m-1", user), now); d.Reason != AttributeBudget {
 		t.Fatalf("expect AttributeBudget when attributes stay in place, got %+v", d)
+	}
+}
+
+// The SQS Extended Client's payload size attribute stays in place when a
+// message with ten attributes makes room for the metadata, even when its
+// name sorts last: a consumer without Restore (a Java consumer) would
+// otherwise hand the S3 pointer to its handler as the body.
+func TestPackKeepsThePayloadSizeAttributeInPlace(t *testing.T) {
+	for _, size := range []string{"ExtendedPayloadSize", "SQSLargePayloadSize"} {
+		user := map[string]types.MessageAttributeValue{
+			size: {DataType: aws.String("Number"), StringValue: aws.String("5242880")},
+		}
+		for _, n := range strings.Split("A1 A2 A3 A4 A5 A6 A7 A8 A9", " ") { // they sort before the size attribute
+			user[n] = types.MessageAttributeValue{DataType: aws.String("String"), StringValue: aws.String("v-" + n)}
+		}
+		out, err := pack(user, DefaultCounterAttribute, 1, Metadata{OriginalID: "m-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(out[size].StringValue) != "5242880" {
+			t.Errorf("%s: expect it in place, got attributes %v", size, slices.Sorted(maps.Keys(out)))
+		}
+		if back := Restore(out, ""); len(back) != 10 {
+			t.Errorf("%s: expect the ten user attributes back, got %d", size, len(back))
+		}
 	}
 }
 

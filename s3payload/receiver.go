@@ -264,9 +264,10 @@ func (r *Receiver) handedOver(id string, p Pointer) {
 	r.handed[id] = p
 }
 
-// movedSize returns the size attribute package replay moved into its
-// metadata attribute to make room for its own (a message with ten
-// attributes), as replay.Restore gives it back. The metadata is as
+// movedSize returns the size attribute that package replay, before it kept
+// the size attributes in place, moved into its metadata attribute to make
+// room for its own (a message with ten attributes), as replay.Restore gives
+// it back; such messages may still wait in a DLQ. The metadata is as
 // untrusted as the attribute itself, and is checked the same way.
 func movedSize(attrs map[string]handler.AttributeValue) (handler.AttributeValue, bool) {
 	if _, ok := attrs[replay.MetadataAttribute]; !ok {

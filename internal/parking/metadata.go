@@ -295,14 +295,26 @@ func UserAttributes(attrs map[string]types.MessageAttributeValue, counterAttribu
 	return out
 }
 
-// traceAttributes carry trace context (W3C); they are the last moved aside,
-// so a consumer that does not call Restore still sees its trace.
-var traceAttributes = []string{"traceparent", "tracestate", "baggage"}
+// moveRank orders attributes by how much a consumer that does not call
+// Restore would miss them: trace context (W3C) moves after the others, so
+// it still sees its trace, and the SQS Extended Client's payload size
+// attributes move last of all (in practice never: at most one attribute
+// moves), since without them such a consumer would take an S3 pointer for
+// the body.
+func moveRank(name string) int {
+	switch name {
+	case "ExtendedPayloadSize", "SQSLargePayloadSize":
+		return 2
+	case "traceparent", "tracestate", "baggage":
+		return 1
+	}
+	return 0
+}
 
 // Pack builds the attributes of an outgoing message: the user's, the
 // counter (when there is room) and the metadata, within SQS's ten. With no
 // room, user attributes are moved into the metadata, last by name first,
-// trace attributes last of all, and Restore gives them back. It fails only
+// in moveRank's order, and Restore gives them back. It fails only
 // when the metadata cannot be encoded.
 func Pack(user map[string]types.MessageAttributeValue, counterAttribute string, attempt int, md Metadata) (map[string]types.MessageAttributeValue, error) {
 	out := make(map[string]types.MessageAttributeValue, len(user)+2)
@@ -332,17 +344,13 @@ func Pack(user map[string]types.MessageAttributeValue, counterAttribute string, 
 	return out, nil
 }
 
-// moveOrder lists attribute names in the order they are moved aside: last
-// by name first, trace attributes at the end.
+// moveOrder lists attribute names in the order they are moved aside: by
+// moveRank, then last by name first.
 func moveOrder(attrs map[string]types.MessageAttributeValue) []string {
 	names := slices.Collect(maps.Keys(attrs))
 	slices.SortFunc(names, func(a, b string) int {
-		ta, tb := slices.Contains(traceAttributes, a), slices.Contains(traceAttributes, b)
-		if ta != tb {
-			if ta {
-				return 1
-			}
-			return -1
+		if ra, rb := moveRank(a), moveRank(b); ra != rb {
+			return ra - rb
 		}
 		return strings.Compare(b, a)
 	})
