@@ -158,9 +158,6 @@ func run(ctx context.Context, args []string, t terminal) int {
 func runApp(ctx context.Context, args []string, a *app) int {
 	root := newRoot(a)
 	root.SetArgs(args)
-	root.SetIn(a.term.in)
-	root.SetOut(a.term.out)
-	root.SetErr(a.term.err)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		fmt.Fprintln(a.term.err, "sqskit:", err)
@@ -183,6 +180,9 @@ terminal, a typed confirmation).
 
 Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 3 not confirmed (nothing was changed); 4 conform found failing cases.`,
+		Example: `  sqskit queues
+  sqskit peek orders-dlq -n 20
+  sqskit --endpoint-url http://127.0.0.1:9324 --region us-east-1 queues -o json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -210,5 +210,29 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 	f.BoolVar(&a.yes, "yes", false, "make the change without asking: required without a terminal")
 	// Each command lives in its own file.
 	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a))
+	// Before the built-in commands are made: completion binds its output
+	// when it is created.
+	root.SetIn(a.term.in)
+	root.SetOut(a.term.out)
+	root.SetErr(a.term.err)
+	withBuiltinExamples(root)
 	return root
+}
+
+// withBuiltinExamples adds cobra's help and completion commands now rather
+// than at Execute, so that they too carry examples.
+func withBuiltinExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  sqskit help peek\n  sqskit peek --help"
+		case "completion":
+			c.Example = "  source <(sqskit completion bash)\n  sqskit completion zsh > \"${fpath[1]}/_sqskit\""
+			for _, sh := range c.Commands() {
+				sh.Example = fmt.Sprintf("  sqskit completion %s", sh.Name())
+			}
+		}
+	}
 }

@@ -171,7 +171,7 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 // want, when want is not ""), explains those it keeps, and releases every
 // one it received. It asks before receiving from a queue with a redrive
 // policy.
-func (a *app) browse(ctx context.Context, queue, counter string, limit int, want string) (peekResult, error) {
+func (a *app) browse(ctx context.Context, queue, counter string, limit int, want string) (res peekResult, err error) {
 	url, err := a.queueURL(ctx, queue)
 	if err != nil {
 		return peekResult{}, err
@@ -180,7 +180,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	if err != nil {
 		return peekResult{}, err
 	}
-	res := peekResult{Queue: queueref.Name(url), Messages: []message{}}
+	res = peekResult{Queue: queueref.Name(url), Messages: []message{}}
 	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy}})
 	if err != nil {
 		return res, fmt.Errorf("queue %s: %w", res.Queue, err)
@@ -201,6 +201,9 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		res.Released = release(rctx, c, url, received)
 	}()
 	seen := map[string]bool{}
+	// show may receive many before it finds its message: say how far it is.
+	bar := a.progress("receiving from "+res.Queue, limit)
+	defer bar.finish()
 	for len(received) < limit {
 		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(url),
@@ -212,6 +215,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		if err != nil {
 			return res, fmt.Errorf("receive from %s: %w", res.Queue, err)
 		}
+		bar.add(len(out.Messages))
 		fresh := 0
 		for _, m := range out.Messages {
 			received = append(received, m)
@@ -314,7 +318,7 @@ func (m message) reason() string {
 // detail writes one message for people, a field a line.
 func (m message) detail(w io.Writer) {
 	field := func(k string, v any) {
-		if s := fmt.Sprint(v); s != "" && s != "0" {
+		if s := fmt.Sprint(v); s != "" && s != "0" && s != "0s" {
 			row(w, k+":", s)
 		}
 	}
