@@ -142,6 +142,20 @@ func TestPeek(t *testing.T) {
 	}
 }
 
+// On FIFO queues peek shows the group and releases the group's lock.
+func TestPeekFIFO(t *testing.T) {
+	srv := fixture(t)
+	for range 2 {
+		got := invoke(t, srv, "", "peek", "events.fifo", "-o", "json")
+		mustSucceed(t, got)
+		var res peekResult
+		parseJSON(t, got.stdout, &res)
+		if len(res.Messages) != 1 || res.Messages[0].GroupID != "g1" || res.Messages[0].DedupID != "e1" || res.Released != 1 {
+			t.Fatalf("expect e1 of group g1, released, got %+v", res)
+		}
+	}
+}
+
 // On a queue with a redrive policy a peek may dead-letter: it asks, and
 // without an answer it receives nothing.
 func TestPeekAsksOnRedrivePolicy(t *testing.T) {
@@ -268,7 +282,7 @@ func TestPlan(t *testing.T) {
 }
 
 // Every bad argument exits 2 with a reason, before any call that could
-// change a queue (only lookups are allowed).
+// change a queue (only lookups are allowed: GetQueueUrl, GetQueueAttributes).
 func TestBadArgumentsExitTwoBeforeAnyCall(t *testing.T) {
 	srv := fixture(t)
 	before := srv.Calls().Op
@@ -288,6 +302,8 @@ func TestBadArgumentsExitTwoBeforeAnyCall(t *testing.T) {
 		{"purge"},
 		{"purge", "no-such-queue", "--yes"},
 		{"purge", "orders-ops", "orders-dlq", "--yes"},
+		{"purge", inProcess + "gone", "--yes"},
+		{"peek", inProcess + "gone", "--yes"},
 		{"plan", "--type", "lifo"},
 		{"plan", "--batch", "11"},
 		{"plan", "--rtt", "0s"},
@@ -307,7 +323,7 @@ func TestBadArgumentsExitTwoBeforeAnyCall(t *testing.T) {
 	}
 	after := srv.Calls().Op
 	for op, n := range after {
-		if n != before[op] && op != "GetQueueUrl" {
+		if n != before[op] && op != "GetQueueUrl" && op != "GetQueueAttributes" {
 			t.Errorf("bad arguments made %d %s calls", n-before[op], op)
 		}
 	}

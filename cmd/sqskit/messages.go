@@ -90,7 +90,11 @@ makes every one visible again at once (ChangeMessageVisibility 0).
 A peek is a receive: it raises each message's ApproximateReceiveCount. On a
 queue with a redrive policy, a message at its maxReceiveCount moves to the
 dead-letter queue when received, so peek asks first there (--yes answers).
-Messages it cannot release come back after 60 s.`,
+Messages it cannot release come back after 60 s.
+
+On a FIFO queue a receive returns the first messages of each group, and the
+rest of a group stay hidden while those are held: peek shows the head of
+each group, not every message.`,
 		Example: `  sqskit peek orders-dlq
   sqskit peek orders-ops -n 50 -o json
   sqskit peek orders --yes   # has a redrive policy: peeking may dead-letter`,
@@ -181,11 +185,11 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		return peekResult{}, err
 	}
 	res = peekResult{Queue: queueref.Name(url), Messages: []message{}}
-	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameRedrivePolicy}})
+	attrs, err := queueAttributes(ctx, c, url)
 	if err != nil {
-		return res, fmt.Errorf("queue %s: %w", res.Queue, err)
+		return res, err
 	}
-	if rp, ok := parseRedrive(attrs.Attributes["RedrivePolicy"]); ok {
+	if rp, ok := parseRedrive(attrs["RedrivePolicy"]); ok {
 		if err := a.confirm(fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
 			return res, err
 		}

@@ -38,11 +38,19 @@ SQS takes up to 60 s to finish a purge, and refuses a second one within
 				return err
 			}
 			name := queueref.Name(url)
-			if err := a.confirm(fmt.Sprintf("purge deletes every message in %s, for good.", name), name); err != nil {
-				return err
-			}
 			c, err := a.sqs(ctx)
 			if err != nil {
+				return err
+			}
+			// Read the queue first: a URL of no queue is a bad argument, and
+			// the person confirming sees what they are about to delete.
+			attrs, err := queueAttributes(ctx, c, url)
+			if err != nil {
+				return err
+			}
+			q := describeQueue(url, attrs)
+			what := fmt.Sprintf("purge deletes every message in %s (about %d visible, %d in flight, %d delayed), for good", name, q.Visible, q.InFlight, q.Delayed)
+			if err := a.confirm(what, name); err != nil {
 				return err
 			}
 			if _, err := c.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {

@@ -199,3 +199,17 @@ func parseRedrive(s string) (redrivePolicy, bool) {
 	n, _ := strconv.Atoi(strings.Trim(string(p.Max), `"`))
 	return redrivePolicy{dlq: p.Target[strings.LastIndex(p.Target, ":")+1:], maxReceiveCount: n}, true
 }
+
+// queueAttributes reads every attribute of the queue at url; a queue that
+// does not exist is a bad argument.
+func queueAttributes(ctx context.Context, c *sqs.Client, url string) (map[string]string, error) {
+	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+	if err != nil {
+		var missing *types.QueueDoesNotExist
+		if errors.As(err, &missing) {
+			return nil, usageError("queue %s does not exist", url)
+		}
+		return nil, fmt.Errorf("queue %s: %w", queueref.Name(url), err)
+	}
+	return out.Attributes, nil
+}
