@@ -70,7 +70,12 @@ type replayInfo struct {
 
 // peekResult is `sqskit peek -o json` and `sqskit show -o json`.
 type peekResult struct {
-	Queue    string    `json:"queue"`
+	Queue string `json:"queue"`
+	// The queue's approximate counts before the peek: in-flight and
+	// delayed messages cannot be received, so a peek does not show them.
+	Visible  int64     `json:"visible"`
+	InFlight int64     `json:"in_flight"`
+	Delayed  int64     `json:"delayed"`
 	Received int       `json:"received"`
 	Released int       `json:"released"`
 	Messages []message `json:"messages"`
@@ -113,7 +118,7 @@ each group, not every message.`,
 					row(w, m.ID, stamp(m.SentAt), m.ReceiveCount, orDash(m.Counter), m.reason(), preview(m.Body, 40))
 				}
 				row(w)
-				row(w, fmt.Sprintf("%d received, %d released", res.Received, res.Released))
+				row(w, fmt.Sprintf("%d received, %d released. Before the peek %s held about %d visible, %d in flight, %d delayed: a peek sees only visible ones.", res.Received, res.Released, res.Queue, res.Visible, res.InFlight, res.Delayed))
 			})
 		},
 	}
@@ -189,6 +194,8 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	if err != nil {
 		return res, err
 	}
+	q := describeQueue(url, attrs)
+	res.Visible, res.InFlight, res.Delayed = q.Visible, q.InFlight, q.Delayed
 	if rp, ok := parseRedrive(attrs["RedrivePolicy"]); ok {
 		if err := a.confirm(fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
 			return res, err

@@ -166,8 +166,10 @@ func plan(typ string, rtt, process time.Duration, concurrency, batch, size int, 
 	if typ != "standard" {
 		res.PricePerMillionRequests = priceFIFO
 	}
-	res.CostPerMillionMessages = res.RequestsPerMessage * res.PricePerMillionRequests
-	res.MonthlyCost = res.monthlyRate() * 30 * 24 * 3600 / 1e6 * res.CostPerMillionMessages
+	res.CostPerMillionMessages = cents(res.RequestsPerMessage * res.PricePerMillionRequests)
+	res.MonthlyCost = cents(res.monthlyRate() * 30 * 24 * 3600 / 1e6 * res.RequestsPerMessage * res.PricePerMillionRequests)
+	res.RequestsPerMessage = math.Round(res.RequestsPerMessage*1e6) / 1e6
+	res.Ceiling = math.Round(res.Ceiling*100) / 100
 	return res
 }
 
@@ -203,3 +205,6 @@ func (r planResult) monthlyRate() float64 {
 	}
 	return r.Ceiling
 }
+
+// cents rounds dollars to the cent.
+func cents(usd float64) float64 { return math.Round(usd*100) / 100 }
