@@ -12,6 +12,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
 	"github.com/sqskit/sqskit/internal/fauxqs/emulator"
@@ -84,10 +86,7 @@ cannot be reused for 60 s: give each run its own --prefix.`,
 			if err != nil && results == nil {
 				return fmt.Errorf("conform: %w", err)
 			}
-			rep := conformReport{Endpoint: a.endpoint, KnownGaps: gaps, Results: results, Incomplete: err != nil}
-			if rep.Endpoint == "" {
-				rep.Endpoint = "AWS"
-			}
+			rep := conformReport{Endpoint: endpointOf(c), KnownGaps: gaps, Results: results, Incomplete: err != nil}
 			for _, r := range results {
 				switch r.Verdict {
 				case sqstest.Passed:
@@ -118,7 +117,7 @@ cannot be reused for 60 s: give each run its own --prefix.`,
 func (r conformReport) table(w io.Writer) {
 	row(w, "CASE", "VERDICT", "REASON")
 	for _, res := range r.Results {
-		reason := res.Reason
+		reason := strings.TrimPrefix(res.Reason, "SKIP "+res.Case+": ") // as go test prints it; the row names the case
 		if i := strings.IndexByte(reason, '\n'); i >= 0 {
 			reason = reason[:i] + " …"
 		}
@@ -126,4 +125,14 @@ func (r conformReport) table(w io.Writer) {
 	}
 	row(w)
 	row(w, fmt.Sprintf("%d passed, %d skipped, %d failed against %s", r.Passed, r.Skipped, r.Failed, r.Endpoint))
+}
+
+// endpointOf names the endpoint a client calls: --endpoint-url or
+// AWS_ENDPOINT_URL_SQS, else AWS's in the client's region.
+func endpointOf(c *sqs.Client) string {
+	o := c.Options()
+	if e := aws.ToString(o.BaseEndpoint); e != "" {
+		return e
+	}
+	return "AWS " + o.Region
 }
