@@ -58,8 +58,8 @@ func Flags(fs *flag.FlagSet) *Config {
 	fs.StringVar(&c.Account, "account", "123456789012", "account id in queue URLs and ARNs")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no request log")
 	fs.IntVar(&c.MaxRequests, "max-requests", 1024, "requests served at once, long polls included; more are answered 503")
-	fs.Var(listFlag{&c.Queues}, "queue", "queue to create at start: NAME[,ATTRIBUTE=VALUE...][,dlq=NAME][,maxReceiveCount=N]; repeatable")
-	fs.Var(listFlag{&c.Faults}, "fail", "fault to inject: OPERATION[@QUEUE]:N[:internal|throttled|lost] fails the next N calls (lost: the call takes effect, its answer is an error); repeatable")
+	fs.Var(listFlag{&c.Queues}, "queue", "a `spec` of a queue to create at start: NAME[,ATTRIBUTE=VALUE...], with dlq=NAME and maxReceiveCount=N (default 3) for a redrive policy; repeatable")
+	fs.Var(listFlag{&c.Faults}, "fail", "a `fault`: OPERATION[@QUEUE]:N[:KIND] fails the next N calls of the operation (on that queue), KIND internal (HTTP 500, the default), throttled, or lost (the call takes effect, its answer is an error); repeatable")
 	fs.Float64Var(&c.QuotaFIFO, "quota-fifo", 0, "throttle each action on each FIFO queue to this many calls/s (SQS: 300); 0: no quota")
 	fs.Float64Var(&c.QuotaStandard, "quota-standard", 0, "throttle each action on each standard queue to this many calls/s; 0: no quota")
 	return c
