@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -195,6 +196,12 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if a.output != "table" && a.output != "json" {
 				return usageError("-o %q: want table or json", a.output)
+			}
+			if a.endpoint != "" {
+				u, err := url.Parse(a.endpoint)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError("--endpoint-url %q: want http:// or https:// and a host", a.endpoint)
+				}
 			}
 			return nil
 		},

@@ -290,6 +290,8 @@ func TestBadArgumentsExitTwoBeforeAnyCall(t *testing.T) {
 		{"no-such-command"},
 		{"--no-such-flag"},
 		{"-o", "yaml"},
+		{"--endpoint-url", "localhost:9324", "queues"},
+		{"--endpoint-url", "ftp://host", "queues"},
 		{"queues", "extra"},
 		{"peek"},
 		{"peek", "orders-ops", "-n", "0"},
