@@ -313,6 +313,7 @@ func TestBadArgumentsExitTwoBeforeAnyCall(t *testing.T) {
 		{"plan", "--concurrency", "0"},
 		{"plan", "--size", "200000"},
 		{"plan", "--rate", "-1"},
+		{"plan", "--process", "13h"},
 		{"serve", "--fail", "SendMessage"},
 		{"serve", "--max-requests", "0"},
 		{"serve", "--queue", ",x=1"},

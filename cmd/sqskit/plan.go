@@ -18,6 +18,7 @@ const (
 	fifoCallsPerSecond = 300     // per API action, FIFO without high throughput
 	htCallsPerSecond   = 70000   // per API action, high-throughput FIFO, in the largest regions
 	inFlightLimit      = 120_000 // per queue, standard and FIFO
+	maxVisibility      = 12 * time.Hour
 	maxBatch           = 10
 	maxBatchBytes      = 1 << 20 // a batch's payload, like a message's
 	chunkBytes         = 64 << 10
@@ -114,8 +115,8 @@ It calls nothing.`,
 				return usageError("--batch %d of --size %d: a batch holds at most %d bytes", batch, size, maxBatchBytes)
 			case rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate):
 				return usageError("--rate %v: not negative", rate)
-			case process < 0:
-				return usageError("--process %v: not negative", process)
+			case process < 0 || process > maxVisibility:
+				return usageError("--process %v: from 0 to 12h, the longest SQS keeps a message invisible", process)
 			case htQuota <= 0:
 				return usageError("--ht-quota %v: must be positive", htQuota)
 			}

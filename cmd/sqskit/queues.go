@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sqskit/sqskit/internal/queueref"
+	"github.com/sqskit/sqskit/internal/sqserr"
 )
 
 // queueInfo is one queue as `sqskit queues` shows it.
@@ -37,6 +39,9 @@ type queueInfo struct {
 	Sources     []string `json:"sources"`
 	SourcesFrom string   `json:"sources_from"` // "api", or "policies" where the endpoint lacks the call
 }
+
+// queuesParallel is how many queues `queues` reads at once.
+const queuesParallel = 8
 
 // queueList is `sqskit queues -o json`.
 type queueList struct {
@@ -110,34 +115,75 @@ func (a *app) listQueues(ctx context.Context, prefix string) (queueList, error) 
 		urls = append(urls, out.QueueUrls...)
 	}
 	slices.SortFunc(urls, func(x, y string) int { return strings.Compare(queueref.Name(x), queueref.Name(y)) })
-	list := queueList{Queues: make([]queueInfo, 0, len(urls))}
-	for _, u := range urls {
-		out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
-		if err != nil {
-			var gone *types.QueueDoesNotExist
-			if errors.As(err, &gone) {
-				continue // deleted since it was listed
-			}
-			return queueList{}, fmt.Errorf("queue %s: %w", queueref.Name(u), err)
-		}
-		list.Queues = append(list.Queues, describeQueue(u, out.Attributes))
+
+	// Two calls a queue, eight queues at a time: an account's hundreds of
+	// queues take seconds, not minutes, at a real round trip.
+	type answer struct {
+		q       queueInfo
+		gone    bool
+		err     error
+		srcErr  error
+		sources []string
 	}
-	// Dead-letter sources: the API where the endpoint has it, else the
-	// listed queues' own policies.
+	answers := make([]answer, len(urls))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, queuesParallel)
+	for i, u := range urls {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			r := &answers[i]
+			attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(u), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
+			if err != nil {
+				var gone *types.QueueDoesNotExist
+				r.gone = errors.As(err, &gone) // deleted since it was listed
+				r.err = fmt.Errorf("queue %s: %w", queueref.Name(u), err)
+				return
+			}
+			r.q = describeQueue(u, attrs.Attributes)
+			r.sources, r.srcErr = deadLetterSources(ctx, c, u)
+		}()
+	}
+	wg.Wait()
+
+	list := queueList{Queues: make([]queueInfo, 0, len(urls))}
+	var srcErrs []error
+	for _, r := range answers {
+		switch {
+		case r.gone:
+			continue
+		case r.err != nil:
+			return queueList{}, r.err
+		}
+		r.q.Sources, r.q.SourcesFrom = r.sources, "api"
+		if r.srcErr != nil {
+			r.q.SourcesFrom = "policies"
+			srcErrs = append(srcErrs, r.srcErr)
+		}
+		list.Queues = append(list.Queues, r.q)
+	}
+	// Where the endpoint lacks ListDeadLetterSourceQueues (fauxqs), the
+	// sources are the listed queues whose redrive policy names the queue.
 	for i := range list.Queues {
 		q := &list.Queues[i]
-		q.Sources = []string{}
-		srcs, err := deadLetterSources(ctx, c, q.URL)
-		if err == nil {
-			q.Sources, q.SourcesFrom = srcs, "api"
+		if q.SourcesFrom != "policies" {
 			continue
 		}
-		q.SourcesFrom = "policies"
+		q.Sources = []string{}
 		for _, o := range list.Queues {
 			if o.DLQ == q.Name {
 				q.Sources = append(q.Sources, o.Name)
 			}
 		}
+	}
+	if len(srcErrs) > 0 {
+		why := sqserr.Code(srcErrs[0])
+		if why == "" {
+			why = srcErrs[0].Error()
+		}
+		fmt.Fprintf(a.term.err, "note: ListDeadLetterSourceQueues failed (%s): SOURCES are the listed queues whose redrive policy names the queue\n", why)
 	}
 	return list, nil
 }
