@@ -84,6 +84,10 @@ type app struct {
 	// environment; tests give sqsfake's.
 	newClient func(ctx context.Context) (*sqs.Client, error)
 	client    *sqs.Client
+
+	// shortPoll makes peek's and show's receives return at once (tests on
+	// a manual clock, where a long poll would wait for the test).
+	shortPoll bool
 }
 
 // sqs is the client, built once.

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,6 +224,30 @@ func TestPeekReportsUnreleased(t *testing.T) {
 	if res.Received != 2 || res.Released != 0 {
 		t.Errorf("expect 2 received and 0 released, got %+v", res)
 	}
+}
+
+// A receive that fails part way ends peek with exit 1, and what it had
+// received is still given back.
+func TestPeekReleasesOnFailure(t *testing.T) {
+	srv := fixture(t)
+	var receives atomic.Int32
+	srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Queue: "orders-ops", Match: func(string, any) bool { return receives.Add(1) == 2 }})
+	got := invoke(t, srv, "", "peek", "orders-ops")
+	if got.code != exitFailed || !strings.Contains(got.stderr, "2 of the 2 messages received were made visible again") {
+		t.Fatalf("expect exit 1 saying both were released, got %d: %s", got.code, got.stderr)
+	}
+	if visible, _ := countsOf(t, srv, "orders-ops"); visible != "2" {
+		t.Errorf("expect both visible again, got %s", visible)
+	}
+}
+
+func countsOf(t *testing.T, srv *sqsfake.Server, queue string) (visible, inFlight string) {
+	t.Helper()
+	out, err := srv.Client().GetQueueAttributes(t.Context(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(inProcess + queue), AttributeNames: []types.QueueAttributeName{"All"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Attributes["ApproximateNumberOfMessages"], out.Attributes["ApproximateNumberOfMessagesNotVisible"]
 }
 
 func TestPurge(t *testing.T) {

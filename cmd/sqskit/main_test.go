@@ -63,6 +63,7 @@ func invoke(t *testing.T, srv *sqsfake.Server, stdin string, args ...string) inv
 		newClient: func(context.Context) (*sqs.Client, error) {
 			return srv.Client(), nil
 		},
+		shortPoll: true,
 	}
 	code := runApp(t.Context(), args, a)
 	return invocation{stdout: out.String(), stderr: errOut.String(), code: code}

@@ -210,7 +210,16 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		res.Released = release(rctx, c, url, received)
+		if err != nil && len(received) > 0 {
+			err = fmt.Errorf("%w (%d of the %d messages received were made visible again; the rest come back within %d s)", err, res.Released, len(received), peekHold)
+		}
 	}()
+	// A one-second long poll: a short poll asks only some of SQS's
+	// servers and can answer nothing while messages wait.
+	var wait int32 = 1
+	if a.shortPoll {
+		wait = 0
+	}
 	seen := map[string]bool{}
 	// show may receive many before it finds its message: say how far it is.
 	bar := a.progress("receiving from "+res.Queue, limit)
@@ -220,6 +229,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 			QueueUrl:                    aws.String(url),
 			MaxNumberOfMessages:         int32(min(10, limit-len(received))),
 			VisibilityTimeout:           peekHold,
+			WaitTimeSeconds:             wait,
 			MessageAttributeNames:       []string{"All"},
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		})
