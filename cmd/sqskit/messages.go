@@ -29,7 +29,7 @@ const receiveNote = "note: peeking receives messages, which raises each one's Ap
 // peek not to see a message twice, short enough to come back soon.
 const peekHold = 60
 
-// message is one message as peek and show explain it.
+// message is one message as peek and show explain it: `sqskit show -o json`.
 type message struct {
 	ID           string    `json:"id"`
 	Body         string    `json:"body"`
@@ -68,7 +68,7 @@ type replayInfo struct {
 	Moved        []string      `json:"moved,omitempty"`
 }
 
-// peekResult is `sqskit peek -o json` and `sqskit show -o json`.
+// peekResult is `sqskit peek -o json` (`show -o json` is its one message).
 type peekResult struct {
 	Queue string `json:"queue"`
 	// The queue's approximate counts before the peek: in-flight and
