@@ -446,9 +446,6 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 	}
 	r.syncInFlightLocked()
 	r.mu.Unlock()
-	if t.pushed && esc == nil {
-		r.busy.Add(-1)
-	}
 	r.signalSettled()
 	if r.brk != nil {
 		if counts, failed := breakerOutcome(err, ran, v); counts && esc == nil {
@@ -493,6 +490,12 @@ func (r *run) concludeLocked(t *inflight, err error, took time.Duration, ran boo
 			r.obs.settled(g, cause, 0, false)
 			r.set.change(visChange{t: g, kind: changeRelease})
 		}
+	}
+	if t.pushed && esc == nil {
+		// Only now that its delete or change is queued: had it stopped
+		// counting before, a message finishing at the same moment could
+		// see no one busy and send a partial batch without it.
+		r.busy.Add(-1)
 	}
 	if r.busy.Load() == 0 {
 		r.set.kick() // nothing else can join a partial delete batch soon

@@ -3,7 +3,6 @@ package sqstest
 import (
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -24,7 +23,7 @@ func (e *env) sendBatch(url string, es []types.SendMessageBatchRequestEntry) (*s
 	return e.api.SendMessageBatch(e.ctx(), &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: es})
 }
 
-func caseBatchSendTen(t *testing.T, e *env) {
+func caseBatchSendTen(t caseT, e *env) {
 	url := e.queue(t, nil)
 	out, err := e.sendBatch(url, entries(10, func(i int) string { return "m" + strconv.Itoa(i) }))
 	if err != nil {
@@ -36,38 +35,38 @@ func caseBatchSendTen(t *testing.T, e *env) {
 	equal(t, "queued", 10, v)
 }
 
-func caseBatchEmpty(t *testing.T, e *env) {
+func caseBatchEmpty(t caseT, e *env) {
 	_, err := e.sendBatch(e.queue(t, nil), []types.SendMessageBatchRequestEntry{})
 	wantType[types.EmptyBatchRequest](t, err)
 }
 
-func caseBatchTooManyEntries(t *testing.T, e *env) {
+func caseBatchTooManyEntries(t caseT, e *env) {
 	_, err := e.sendBatch(e.queue(t, nil), entries(11, func(int) string { return "m" }))
 	wantType[types.TooManyEntriesInBatchRequest](t, err)
 }
 
-func caseBatchIDsNotDistinct(t *testing.T, e *env) {
+func caseBatchIDsNotDistinct(t caseT, e *env) {
 	es := entries(2, func(int) string { return "m" })
 	es[1].Id = es[0].Id
 	_, err := e.sendBatch(e.queue(t, nil), es)
 	wantType[types.BatchEntryIdsNotDistinct](t, err)
 }
 
-func caseBatchInvalidEntryID(t *testing.T, e *env) {
+func caseBatchInvalidEntryID(t caseT, e *env) {
 	es := entries(1, func(int) string { return "m" })
 	es[0].Id = aws.String("bad id!")
 	_, err := e.sendBatch(e.queue(t, nil), es)
 	wantType[types.InvalidBatchEntryId](t, err)
 }
 
-func caseBatchRequestTooLong(t *testing.T, e *env) {
+func caseBatchRequestTooLong(t caseT, e *env) {
 	url := e.queue(t, nil)
 	size, _ := strconv.Atoi(e.attrs(t, url)["MaximumMessageSize"])
 	_, err := e.sendBatch(url, entries(2, func(int) string { return strings.Repeat("x", size/2+1) }))
 	wantType[types.BatchRequestTooLong](t, err)
 }
 
-func caseBatchPartialFailure(t *testing.T, e *env) {
+func caseBatchPartialFailure(t caseT, e *env) {
 	url := e.queue(t, nil)
 	out, err := e.sendBatch(url, entries(3, func(i int) string {
 		if i == 1 {
@@ -88,7 +87,7 @@ func caseBatchPartialFailure(t *testing.T, e *env) {
 	}
 }
 
-func caseBatchDeleteAndChangeVisibility(t *testing.T, e *env) {
+func caseBatchDeleteAndChangeVisibility(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if _, err := e.sendBatch(url, entries(4, func(i int) string { return "m" + strconv.Itoa(i) })); err != nil {
 		t.Fatalf("send: %v", err)
@@ -122,7 +121,7 @@ func caseBatchDeleteAndChangeVisibility(t *testing.T, e *env) {
 	equal(t, "received again", 2, len(again))
 }
 
-func caseBatchChangeVisibilityEntryFailure(t *testing.T, e *env) {
+func caseBatchChangeVisibilityEntryFailure(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "m")
 	got := e.receive(t, url)
@@ -138,7 +137,7 @@ func caseBatchChangeVisibilityEntryFailure(t *testing.T, e *env) {
 	equal(t, "sender fault", true, out.Failed[0].SenderFault)
 }
 
-func caseBatchSendResultsCarryDigests(t *testing.T, e *env) {
+func caseBatchSendResultsCarryDigests(t caseT, e *env) {
 	url := e.queue(t, nil)
 	es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
 	attrs := map[string]types.MessageAttributeValue{"k": str("String", "v")}
@@ -160,7 +159,7 @@ func caseBatchSendResultsCarryDigests(t *testing.T, e *env) {
 	}
 }
 
-func caseBatchDeleteIDsNotDistinct(t *testing.T, e *env) {
+func caseBatchDeleteIDsNotDistinct(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "m")
 	got := e.receive(t, url)
@@ -170,7 +169,7 @@ func caseBatchDeleteIDsNotDistinct(t *testing.T, e *env) {
 	wantType[types.BatchEntryIdsNotDistinct](t, err)
 }
 
-func caseBatchDeleteEntryFailure(t *testing.T, e *env) {
+func caseBatchDeleteEntryFailure(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "m")
 	got := e.receive(t, url)

@@ -1,8 +1,6 @@
 package sqstest
 
 import (
-	"testing"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
@@ -11,7 +9,7 @@ func delaySeconds(s int32) func(*sqs.SendMessageInput) {
 	return func(in *sqs.SendMessageInput) { in.DelaySeconds = s }
 }
 
-func caseDelayPerMessage(t *testing.T, e *env) {
+func caseDelayPerMessage(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "later", delaySeconds(1))
 	e.send(t, url, "now")
@@ -20,7 +18,7 @@ func caseDelayPerMessage(t *testing.T, e *env) {
 	equalSlices(t, "after the delay", []string{"later"}, bodies(e.receive(t, url)))
 }
 
-func caseDelayQueueDefault(t *testing.T, e *env) {
+func caseDelayQueueDefault(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "1"})
 	e.send(t, url, "body")
 	equal(t, "before the delay", 0, len(e.receive(t, url)))
@@ -30,14 +28,14 @@ func caseDelayQueueDefault(t *testing.T, e *env) {
 	equal(t, "after the delay", 1, len(e.receive(t, url)))
 }
 
-func caseDelayPerMessageOverridesQueue(t *testing.T, e *env) {
+func caseDelayPerMessageOverridesQueue(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "900"})
 	e.send(t, url, "body", delaySeconds(1))
 	e.advance(seconds(1.5))
 	equal(t, "after the message's delay", 1, len(e.receive(t, url)))
 }
 
-func caseDelayStandardQueueDelayChangeIsNotRetroactive(t *testing.T, e *env) {
+func caseDelayStandardQueueDelayChangeIsNotRetroactive(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "60"})
 	e.send(t, url, "waiting")
 	if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"DelaySeconds": "0"}}); err != nil {
@@ -50,7 +48,7 @@ func caseDelayStandardQueueDelayChangeIsNotRetroactive(t *testing.T, e *env) {
 	equalSlices(t, "a new message takes the new delay", []string{"new"}, bodies(e.receive(t, url)))
 }
 
-func caseDelayFIFOQueueDelayChangeIsRetroactive(t *testing.T, e *env) {
+func caseDelayFIFOQueueDelayChangeIsRetroactive(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"DelaySeconds": "60"})
 	e.sendFIFO(t, url, "g", "waiting")
 	if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"DelaySeconds": "0"}}); err != nil {
@@ -59,7 +57,7 @@ func caseDelayFIFOQueueDelayChangeIsRetroactive(t *testing.T, e *env) {
 	equalSlices(t, "received at once after the change", []string{"waiting"}, bodies(e.receive(t, url)))
 }
 
-func caseDelayOutOfRange(t *testing.T, e *env) {
+func caseDelayOutOfRange(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), DelaySeconds: 901})
 	e.wantCode(t, err, "InvalidParameterValue")
 	wantOwnWords(t, "DelaySeconds 901", err)

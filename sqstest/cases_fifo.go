@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -19,7 +18,7 @@ func attemptID(id string) func(*sqs.ReceiveMessageInput) {
 
 // drainFIFO receives and deletes until the queue is empty, returning bodies
 // in delivery order.
-func (e *env) drainFIFO(t *testing.T, url string) []string {
+func (e *env) drainFIFO(t caseT, url string) []string {
 	t.Helper()
 	var out []string
 	for range 100 {
@@ -36,22 +35,22 @@ func (e *env) drainFIFO(t *testing.T, url string) []string {
 	return nil
 }
 
-func caseFIFOMissingGroupID(t *testing.T, e *env) {
+func caseFIFOMissingGroupID(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.fifo(t, nil)), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
 	e.wantCode(t, err, "MissingParameter")
 }
 
-func caseFIFOMissingDedupID(t *testing.T, e *env) {
+func caseFIFOMissingDedupID(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.fifo(t, nil)), MessageBody: aws.String("x"), MessageGroupId: aws.String("g")})
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseFIFOPerMessageDelayRefused(t *testing.T, e *env) {
+func caseFIFOPerMessageDelayRefused(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.fifo(t, nil)), MessageBody: aws.String("x"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("d"), DelaySeconds: 5})
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseFIFOQueueDelayApplies(t *testing.T, e *env) {
+func caseFIFOQueueDelayApplies(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"DelaySeconds": "1"})
 	e.sendFIFO(t, url, "g", "a")
 	equal(t, "before the delay", 0, len(e.receive(t, url)))
@@ -59,7 +58,7 @@ func caseFIFOQueueDelayApplies(t *testing.T, e *env) {
 	equal(t, "after the delay", 1, len(e.receive(t, url)))
 }
 
-func caseFIFOIDCharsetAndLength(t *testing.T, e *env) {
+func caseFIFOIDCharsetAndLength(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	for _, tc := range []struct{ g, d string }{{"bad group", "d"}, {"g", "bad dedup"}, {strings.Repeat("g", 129), "d"}, {"g", strings.Repeat("d", 129)}, {"g\u00e9", "d"}} {
 		_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("x"), MessageGroupId: aws.String(tc.g), MessageDeduplicationId: aws.String(tc.d)})
@@ -70,7 +69,7 @@ func caseFIFOIDCharsetAndLength(t *testing.T, e *env) {
 	}
 }
 
-func caseFIFOOrderWithinGroup(t *testing.T, e *env) {
+func caseFIFOOrderWithinGroup(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	var want []string
 	for i := range 15 {
@@ -81,7 +80,7 @@ func caseFIFOOrderWithinGroup(t *testing.T, e *env) {
 	equalSlices(t, "order", want, e.drainFIFO(t, url))
 }
 
-func caseFIFOGroupLock(t *testing.T, e *env) {
+func caseFIFOGroupLock(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "a", "a1")
 	e.sendFIFO(t, url, "a", "a2")
@@ -93,7 +92,7 @@ func caseFIFOGroupLock(t *testing.T, e *env) {
 	equalSlices(t, "after a1 is deleted", []string{"a2"}, bodies(e.receive(t, url)))
 }
 
-func caseFIFOReleaseUnblocksGroupInOrder(t *testing.T, e *env) {
+func caseFIFOReleaseUnblocksGroupInOrder(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	e.sendFIFO(t, url, "g", "2")
@@ -105,7 +104,7 @@ func caseFIFOReleaseUnblocksGroupInOrder(t *testing.T, e *env) {
 	equalSlices(t, "the released message comes first again", []string{"1"}, bodies(again))
 }
 
-func caseFIFOGroupLockedByAnyMessageInFlight(t *testing.T, e *env) {
+func caseFIFOGroupLockedByAnyMessageInFlight(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	e.sendFIFO(t, url, "g", "2")
@@ -121,7 +120,7 @@ func caseFIFOGroupLockedByAnyMessageInFlight(t *testing.T, e *env) {
 	equalSlices(t, "after both are released", []string{"1", "2"}, bodies(e.receive(t, url)))
 }
 
-func caseFIFOSeveralPerGroupPerReceive(t *testing.T, e *env) {
+func caseFIFOSeveralPerGroupPerReceive(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	for i := range 5 {
 		e.sendFIFO(t, url, "g", strconv.Itoa(i))
@@ -129,7 +128,7 @@ func caseFIFOSeveralPerGroupPerReceive(t *testing.T, e *env) {
 	equalSlices(t, "one receive", []string{"0", "1", "2", "3", "4"}, bodies(e.receive(t, url)))
 }
 
-func caseFIFODedupExplicitID(t *testing.T, e *env) {
+func caseFIFODedupExplicitID(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	first := e.send(t, url, "one", group("g"), dedup("same"))
 	second := e.send(t, url, "two", group("g"), dedup("same"))
@@ -137,7 +136,7 @@ func caseFIFODedupExplicitID(t *testing.T, e *env) {
 	equalSlices(t, "delivered", []string{"one"}, e.drainFIFO(t, url))
 }
 
-func caseFIFODedupContentBased(t *testing.T, e *env) {
+func caseFIFODedupContentBased(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"ContentBasedDeduplication": "true"})
 	e.send(t, url, "same body", group("g"))
 	e.send(t, url, "same body", group("g"), withAttrs(map[string]types.MessageAttributeValue{"differs": str("String", "yes")}))
@@ -147,7 +146,7 @@ func caseFIFODedupContentBased(t *testing.T, e *env) {
 	equal(t, "dedup id is SHA-256 of the body", hex.EncodeToString(sum[:]), got[0].Attributes["MessageDeduplicationId"])
 }
 
-func caseFIFODedupSurvivesDelete(t *testing.T, e *env) {
+func caseFIFODedupSurvivesDelete(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "once")
 	equalSlices(t, "first", []string{"once"}, e.drainFIFO(t, url))
@@ -155,7 +154,7 @@ func caseFIFODedupSurvivesDelete(t *testing.T, e *env) {
 	equal(t, "after resend within the window", 0, len(e.receive(t, url)))
 }
 
-func caseFIFODedupWindowEnds(t *testing.T, e *env) {
+func caseFIFODedupWindowEnds(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "again")
 	e.drainFIFO(t, url)
@@ -167,7 +166,7 @@ func caseFIFODedupWindowEnds(t *testing.T, e *env) {
 	equal(t, "after the window", 1, len(e.drainFIFO(t, url)))
 }
 
-func caseFIFODedupScopeMessageGroup(t *testing.T, e *env) {
+func caseFIFODedupScopeMessageGroup(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"})
 	e.send(t, url, "a", group("g1"), dedup("same"))
 	e.send(t, url, "b", group("g2"), dedup("same"))
@@ -176,14 +175,14 @@ func caseFIFODedupScopeMessageGroup(t *testing.T, e *env) {
 	equal(t, "one per group", 2, len(got))
 }
 
-func caseFIFODedupScopeQueue(t *testing.T, e *env) {
+func caseFIFODedupScopeQueue(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.send(t, url, "a", group("g1"), dedup("same"))
 	e.send(t, url, "b", group("g2"), dedup("same"))
 	equal(t, "one per queue", 1, len(e.drainFIFO(t, url)))
 }
 
-func caseFIFOSequenceNumbersGrow(t *testing.T, e *env) {
+func caseFIFOSequenceNumbersGrow(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	a := e.sendFIFO(t, url, "g", "a")
 	b := e.sendFIFO(t, url, "g", "b")
@@ -196,7 +195,7 @@ func caseFIFOSequenceNumbersGrow(t *testing.T, e *env) {
 	equal(t, "MessageGroupId attribute", "g", got[0].Attributes["MessageGroupId"])
 }
 
-func caseFIFOAttributes(t *testing.T, e *env) {
+func caseFIFOAttributes(t caseT, e *env) {
 	a := e.attrs(t, e.fifo(t, map[string]string{"ContentBasedDeduplication": "true", "DeduplicationScope": "messageGroup", "FifoThroughputLimit": "perMessageGroupId"}))
 	equal(t, "FifoQueue", "true", a["FifoQueue"])
 	equal(t, "ContentBasedDeduplication", "true", a["ContentBasedDeduplication"])
@@ -204,7 +203,7 @@ func caseFIFOAttributes(t *testing.T, e *env) {
 	equal(t, "FifoThroughputLimit", "perMessageGroupId", a["FifoThroughputLimit"])
 }
 
-func caseFIFOAttemptIDReturnsSameMessages(t *testing.T, e *env) {
+func caseFIFOAttemptIDReturnsSameMessages(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	e.sendFIFO(t, url, "g", "2")
@@ -217,7 +216,7 @@ func caseFIFOAttemptIDReturnsSameMessages(t *testing.T, e *env) {
 	equal(t, "receive count unchanged", first[0].Attributes["ApproximateReceiveCount"], retry[0].Attributes["ApproximateReceiveCount"])
 }
 
-func caseFIFOAttemptIDInvalidAfterDelete(t *testing.T, e *env) {
+func caseFIFOAttemptIDInvalidAfterDelete(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	e.sendFIFO(t, url, "g", "2")
@@ -227,7 +226,7 @@ func caseFIFOAttemptIDInvalidAfterDelete(t *testing.T, e *env) {
 	equalSlices(t, "a fresh receive after the delete", []string{"2"}, bodies(retry))
 }
 
-func caseFIFOAttemptIDWindow(t *testing.T, e *env) {
+func caseFIFOAttemptIDWindow(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	first := e.receive(t, url, attemptID("attempt-3"), visibility(600))
@@ -237,7 +236,7 @@ func caseFIFOAttemptIDWindow(t *testing.T, e *env) {
 	equal(t, "first", 1, len(first))
 }
 
-func caseFIFODeleteWithExpiredHandle(t *testing.T, e *env) {
+func caseFIFODeleteWithExpiredHandle(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	got := e.receive(t, url, visibility(1))
@@ -246,7 +245,7 @@ func caseFIFODeleteWithExpiredHandle(t *testing.T, e *env) {
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseFIFOHighThroughputNeedsGroupScope(t *testing.T, e *env) {
+func caseFIFOHighThroughputNeedsGroupScope(t caseT, e *env) {
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.queueName("ht.fifo")), Attributes: map[string]string{"FifoQueue": "true", "FifoThroughputLimit": "perMessageGroupId"}})
 	if err == nil {
 		_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
@@ -254,7 +253,7 @@ func caseFIFOHighThroughputNeedsGroupScope(t *testing.T, e *env) {
 	}
 }
 
-func caseFIFOOrderKeptWhenAReceiveMovesMessagesToTheDLQ(t *testing.T, e *env) {
+func caseFIFOOrderKeptWhenAReceiveMovesMessagesToTheDLQ(t caseT, e *env) {
 	// Many moves inside one receive once compacted sqsfake's store in
 	// place, skipping a group's head and delivering its successor first.
 	dlq := e.fifo(t, nil)
@@ -293,7 +292,7 @@ func caseFIFOOrderKeptWhenAReceiveMovesMessagesToTheDLQ(t *testing.T, e *env) {
 	equalSlices(t, "the group in order after the poison moved", []string{"g1", "g2"}, got)
 }
 
-func caseFIFOGroupsInterleaveInSendOrder(t *testing.T, e *env) {
+func caseFIFOGroupsInterleaveInSendOrder(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	for _, b := range []string{"a1", "b1", "a2", "c1", "b2"} {
 		e.sendFIFO(t, url, b[:1], b)
@@ -301,7 +300,7 @@ func caseFIFOGroupsInterleaveInSendOrder(t *testing.T, e *env) {
 	equalSlices(t, "one receive", []string{"a1", "b1", "a2", "c1", "b2"}, bodies(e.receive(t, url)))
 }
 
-func caseFIFOContentDedupWithinOneBatch(t *testing.T, e *env) {
+func caseFIFOContentDedupWithinOneBatch(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"ContentBasedDeduplication": "true"})
 	es := entries(2, func(int) string { return "same" })
 	for i := range es {
@@ -314,7 +313,7 @@ func caseFIFOContentDedupWithinOneBatch(t *testing.T, e *env) {
 	equal(t, "delivered", 1, len(e.drainFIFO(t, url)))
 }
 
-func caseFIFORedeliveryCountsReceives(t *testing.T, e *env) {
+func caseFIFORedeliveryCountsReceives(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "m")
 	for want := 1; want <= 3; want++ {
@@ -327,7 +326,7 @@ func caseFIFORedeliveryCountsReceives(t *testing.T, e *env) {
 	}
 }
 
-func caseFIFOBatchSendKeepsOrder(t *testing.T, e *env) {
+func caseFIFOBatchSendKeepsOrder(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	es := entries(10, func(i int) string { return "m" + strconv.Itoa(i) })
 	for i := range es {
@@ -345,13 +344,13 @@ func caseFIFOBatchSendKeepsOrder(t *testing.T, e *env) {
 	equal(t, "delivered", 10, len(got))
 }
 
-func caseFIFODedupScopeQueueIsTheDefault(t *testing.T, e *env) {
+func caseFIFODedupScopeQueueIsTheDefault(t caseT, e *env) {
 	equal(t, "default DeduplicationScope", "queue", e.attrs(t, e.fifo(t, nil), "DeduplicationScope")["DeduplicationScope"])
 	a := e.attrs(t, e.fifo(t, map[string]string{"DeduplicationScope": "queue", "FifoThroughputLimit": "perQueue"}))
 	equal(t, "DeduplicationScope set to queue", "queue", a["DeduplicationScope"])
 }
 
-func caseFIFOBatchEntryWithoutGroupFailsTheRequest(t *testing.T, e *env) {
+func caseFIFOBatchEntryWithoutGroupFailsTheRequest(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	out, err := e.sendBatch(url, []types.SendMessageBatchRequestEntry{
 		{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("a")},
@@ -364,7 +363,7 @@ func caseFIFOBatchEntryWithoutGroupFailsTheRequest(t *testing.T, e *env) {
 	equal(t, "messages stored", 0, len(e.drainFIFO(t, url)))
 }
 
-func caseFIFOBatchEntryWithoutDedupIDFailsTheRequest(t *testing.T, e *env) {
+func caseFIFOBatchEntryWithoutDedupIDFailsTheRequest(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	out, err := e.sendBatch(url, []types.SendMessageBatchRequestEntry{
 		{Id: aws.String("a"), MessageBody: aws.String("a"), MessageGroupId: aws.String("g"), MessageDeduplicationId: aws.String("a")},

@@ -3,7 +3,6 @@ package sqstest
 import (
 	"strconv"
 	"strings"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -15,7 +14,7 @@ func (e *env) sendErr(url, body string, attrs map[string]types.MessageAttributeV
 	return err
 }
 
-func caseLimitsBodyCharacters(t *testing.T, e *env) {
+func caseLimitsBodyCharacters(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, body := range []string{"nul\x00", "bell\x07", "\uFFFE"} {
 		wantType[types.InvalidMessageContents](t, e.sendErr(url, body, nil))
@@ -25,7 +24,7 @@ func caseLimitsBodyCharacters(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsSupplementaryCharacters(t *testing.T, e *env) {
+func caseLimitsSupplementaryCharacters(t caseT, e *env) {
 	url := e.queue(t, nil)
 	body := "emoji \U0001F600 and \U0010FFFD"
 	if err := e.sendErr(url, body, nil); err != nil {
@@ -34,13 +33,13 @@ func caseLimitsSupplementaryCharacters(t *testing.T, e *env) {
 	equalSlices(t, "body", []string{body}, bodies(e.receive(t, url)))
 }
 
-func caseLimitsEmptyBody(t *testing.T, e *env) {
+func caseLimitsEmptyBody(t caseT, e *env) {
 	if err := e.sendErr(e.queue(t, nil), "", nil); err == nil {
 		t.Fatal("expect an empty body to be refused")
 	}
 }
 
-func caseLimitsMessageSize(t *testing.T, e *env) {
+func caseLimitsMessageSize(t caseT, e *env) {
 	url := e.queue(t, nil)
 	size, _ := strconv.Atoi(e.attrs(t, url)["MaximumMessageSize"])
 	e.wantCode(t, e.sendErr(url, strings.Repeat("x", size+1), nil), "InvalidParameterValue")
@@ -49,7 +48,7 @@ func caseLimitsMessageSize(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsSizeCountsAttributes(t *testing.T, e *env) {
+func caseLimitsSizeCountsAttributes(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"MaximumMessageSize": "1024"})
 	attrs := map[string]types.MessageAttributeValue{"name": str("String", "value")} // 4 + 6 + 5 bytes
 	e.wantCode(t, e.sendErr(url, strings.Repeat("x", 1024-14), attrs), "InvalidParameterValue")
@@ -58,12 +57,12 @@ func caseLimitsSizeCountsAttributes(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsQueueMaximumMessageSize(t *testing.T, e *env) {
+func caseLimitsQueueMaximumMessageSize(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"MaximumMessageSize": "1024"})
 	e.wantCode(t, e.sendErr(url, strings.Repeat("x", 1025), nil), "InvalidParameterValue")
 }
 
-func caseLimitsTenAttributes(t *testing.T, e *env) {
+func caseLimitsTenAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	attrs := map[string]types.MessageAttributeValue{}
 	for i := range 10 {
@@ -76,7 +75,7 @@ func caseLimitsTenAttributes(t *testing.T, e *env) {
 	e.wantCode(t, e.sendErr(url, "eleven", attrs), "InvalidParameterValue")
 }
 
-func caseLimitsAttributeNames(t *testing.T, e *env) {
+func caseLimitsAttributeNames(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, name := range []string{"AWS.reserved", "amazon.reserved", ".lead", "trail.", "two..dots", "bad name", strings.Repeat("n", 257)} {
 		if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{name: str("String", "v")}); err == nil {
@@ -88,7 +87,7 @@ func caseLimitsAttributeNames(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsNumberRange(t *testing.T, e *env) {
+func caseLimitsNumberRange(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, n := range []string{"1E+200", "1.5E+126", "1E-129", "-1E+127"} {
 		e.wantCode(t, e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", n)}), "InvalidParameterValue")
@@ -100,7 +99,7 @@ func caseLimitsNumberRange(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsNumberPrecision(t *testing.T, e *env) {
+func caseLimitsNumberPrecision(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", strings.Repeat("9", 38))}); err != nil {
 		t.Fatalf("expect 38 digits to pass: %v", err)
@@ -108,7 +107,7 @@ func caseLimitsNumberPrecision(t *testing.T, e *env) {
 	e.wantCode(t, e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("Number", strings.Repeat("9", 39))}), "InvalidParameterValue")
 }
 
-func caseLimitsBatchEntryIDLength(t *testing.T, e *env) {
+func caseLimitsBatchEntryIDLength(t caseT, e *env) {
 	url := e.queue(t, nil)
 	es := entries(1, func(int) string { return "m" })
 	es[0].Id = aws.String(strings.Repeat("i", 80))
@@ -120,7 +119,7 @@ func caseLimitsBatchEntryIDLength(t *testing.T, e *env) {
 	wantType[types.InvalidBatchEntryId](t, err)
 }
 
-func caseLimitsDataTypeSuffix(t *testing.T, e *env) {
+func caseLimitsDataTypeSuffix(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if err := e.sendErr(url, "x", map[string]types.MessageAttributeValue{"n": str("String.", "v")}); err == nil {
 		t.Fatal("expect a data type with an empty suffix to be refused")
@@ -130,7 +129,7 @@ func caseLimitsDataTypeSuffix(t *testing.T, e *env) {
 	}
 }
 
-func caseLimitsAttributeValues(t *testing.T, e *env) {
+func caseLimitsAttributeValues(t caseT, e *env) {
 	url := e.queue(t, nil)
 	bad := map[string]types.MessageAttributeValue{
 		"empty-string":  str("String", ""),

@@ -3,7 +3,6 @@ package sqstest
 import (
 	"bytes"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -25,7 +24,7 @@ func withAttrs(a map[string]types.MessageAttributeValue) func(*sqs.SendMessageIn
 	return func(in *sqs.SendMessageInput) { in.MessageAttributes = a }
 }
 
-func caseMessageSendReceiveDelete(t *testing.T, e *env) {
+func caseMessageSendReceiveDelete(t caseT, e *env) {
 	url := e.queue(t, nil)
 	body := "hello, sqs ✓ \t\n"
 	sent := e.send(t, url, body)
@@ -40,11 +39,11 @@ func caseMessageSendReceiveDelete(t *testing.T, e *env) {
 	equal(t, "left", 0, v+f)
 }
 
-func caseMessageEmptyReceiveReturnsAtOnce(t *testing.T, e *env) {
+func caseMessageEmptyReceiveReturnsAtOnce(t caseT, e *env) {
 	equal(t, "received", 0, len(e.receive(t, e.queue(t, nil))))
 }
 
-func caseMessageIDsAreUnique(t *testing.T, e *env) {
+func caseMessageIDsAreUnique(t caseT, e *env) {
 	url := e.queue(t, nil)
 	seen := map[string]bool{}
 	for i := range 20 {
@@ -56,7 +55,7 @@ func caseMessageIDsAreUnique(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageAttributesRoundTrip(t *testing.T, e *env) {
+func caseMessageAttributesRoundTrip(t caseT, e *env) {
 	url := e.queue(t, nil)
 	attrs := map[string]types.MessageAttributeValue{
 		"s":          str("String", "text ✓"),
@@ -82,7 +81,7 @@ func caseMessageAttributesRoundTrip(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageAttributeSelection(t *testing.T, e *env) {
+func caseMessageAttributeSelection(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{
 		"trace.id": str("String", "1"), "trace.span": str("String", "2"), "other": str("String", "3"),
@@ -95,7 +94,7 @@ func caseMessageAttributeSelection(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageNoAttributesUnlessAsked(t *testing.T, e *env) {
+func caseMessageNoAttributesUnlessAsked(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"a": str("String", "1")}))
 	got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) {
@@ -109,7 +108,7 @@ func caseMessageNoAttributesUnlessAsked(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageSystemAttributes(t *testing.T, e *env) {
+func caseMessageSystemAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -128,7 +127,7 @@ func caseMessageSystemAttributes(t *testing.T, e *env) {
 	equal(t, "received while in flight", 0, len(only))
 }
 
-func caseMessageReceiveCountAndHandleChangeOnRedelivery(t *testing.T, e *env) {
+func caseMessageReceiveCountAndHandleChangeOnRedelivery(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	first := e.receive(t, url, visibility(1))
@@ -143,7 +142,7 @@ func caseMessageReceiveCountAndHandleChangeOnRedelivery(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageRetentionExpiry(t *testing.T, e *env) {
+func caseMessageRetentionExpiry(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
 	e.send(t, url, "old")
 	e.advance(59 * time.Second)
@@ -152,7 +151,7 @@ func caseMessageRetentionExpiry(t *testing.T, e *env) {
 	equalSlices(t, "bodies", []string{"new"}, bodies(e.receive(t, url)))
 }
 
-func caseMessageTraceHeaderSystemAttribute(t *testing.T, e *env) {
+func caseMessageTraceHeaderSystemAttribute(t caseT, e *env) {
 	url := e.queue(t, nil)
 	const header = "Root=1-5759e988-bd862e3fe1be46a994272793;Sampled=1"
 	e.send(t, url, "body", func(in *sqs.SendMessageInput) {
@@ -163,7 +162,7 @@ func caseMessageTraceHeaderSystemAttribute(t *testing.T, e *env) {
 	equal(t, "AWSTraceHeader", header, got[0].Attributes["AWSTraceHeader"])
 }
 
-func caseMessageMD5OfSystemAttributes(t *testing.T, e *env) {
+func caseMessageMD5OfSystemAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-5759e988-bd862e3fe1be46a994272793")}}
 	sent := e.send(t, url, "body", func(in *sqs.SendMessageInput) { in.MessageSystemAttributes = system })
@@ -172,7 +171,7 @@ func caseMessageMD5OfSystemAttributes(t *testing.T, e *env) {
 	equal(t, "MD5OfMessageSystemAttributes without any", "", aws.ToString(plain.MD5OfMessageSystemAttributes))
 }
 
-func caseMessageBatchMD5OfSystemAttributes(t *testing.T, e *env) {
+func caseMessageBatchMD5OfSystemAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	system := map[string]types.MessageSystemAttributeValue{"AWSTraceHeader": {DataType: aws.String("String"), StringValue: aws.String("Root=1-abc;Sampled=0")}}
 	es := entries(2, func(i int) string { return "m" + strconv.Itoa(i) })
@@ -190,7 +189,7 @@ func caseMessageBatchMD5OfSystemAttributes(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageOnlyTraceHeaderMayBeSent(t *testing.T, e *env) {
+func caseMessageOnlyTraceHeaderMayBeSent(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"),
 		MessageSystemAttributes: map[string]types.MessageSystemAttributeValue{"SenderId": {DataType: aws.String("String"), StringValue: aws.String("me")}}})
 	if err == nil {
@@ -198,7 +197,7 @@ func caseMessageOnlyTraceHeaderMayBeSent(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageBinaryAttributeEveryByte(t *testing.T, e *env) {
+func caseMessageBinaryAttributeEveryByte(t caseT, e *env) {
 	url := e.queue(t, nil)
 	all := make([]byte, 256)
 	for i := range all {
@@ -212,7 +211,7 @@ func caseMessageBinaryAttributeEveryByte(t *testing.T, e *env) {
 	}
 }
 
-func caseMessageMD5CoversTheReturnedAttributes(t *testing.T, e *env) {
+func caseMessageMD5CoversTheReturnedAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body", withAttrs(map[string]types.MessageAttributeValue{"keep": str("String", "1"), "drop": str("String", "2")}))
 	got := e.receive(t, url, func(in *sqs.ReceiveMessageInput) { in.MessageAttributeNames = []string{"keep"} })
@@ -221,7 +220,7 @@ func caseMessageMD5CoversTheReturnedAttributes(t *testing.T, e *env) {
 	equal(t, "MD5OfMessageAttributes", want, aws.ToString(got[0].MD5OfMessageAttributes))
 }
 
-func caseMessageEveryBodyCharacterRoundTrips(t *testing.T, e *env) {
+func caseMessageEveryBodyCharacterRoundTrips(t caseT, e *env) {
 	url := e.queue(t, nil)
 	body := "quote \" backslash \\ slash / tab \t cr \r lf \n <html>&amp; \u2028 \u00e9 \U0001F600 \uE000 \uFFFD"
 	e.send(t, url, body)
@@ -231,14 +230,14 @@ func caseMessageEveryBodyCharacterRoundTrips(t *testing.T, e *env) {
 	equal(t, "MD5OfBody", sqsrule.MD5OfBody(body), aws.ToString(got[0].MD5OfBody))
 }
 
-func caseMessageStandardAcceptsGroupIDAsFairQueueTenant(t *testing.T, e *env) {
+func caseMessageStandardAcceptsGroupIDAsFairQueueTenant(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body", group("tenant-1"))
 	got := e.receive(t, url)
 	equal(t, "received", 1, len(got))
 }
 
-func caseMessageStandardRefusesDedupID(t *testing.T, e *env) {
+func caseMessageStandardRefusesDedupID(t caseT, e *env) {
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(e.queue(t, nil)), MessageBody: aws.String("x"), MessageDeduplicationId: aws.String("d")})
 	e.wantCode(t, err, "InvalidParameterValue")
 }

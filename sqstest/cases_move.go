@@ -4,7 +4,6 @@ import (
 	"errors"
 	"slices"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,14 +12,14 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-func (e *env) arn(t *testing.T, url string) string {
+func (e *env) arn(t caseT, url string) string {
 	t.Helper()
 	return e.attrs(t, url, types.QueueAttributeNameQueueArn)["QueueArn"]
 }
 
 // deadLettered makes a source queue whose n messages ("m0" …) sit in its
 // dead-letter queue, and returns both URLs and the messages' original ids.
-func (e *env) deadLettered(t *testing.T, n int) (src, dlq string, ids []string) {
+func (e *env) deadLettered(t caseT, n int) (src, dlq string, ids []string) {
 	t.Helper()
 	dlq = e.queue(t, nil)
 	src = e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
@@ -45,7 +44,7 @@ func (e *env) deadLettered(t *testing.T, n int) (src, dlq string, ids []string) 
 	return
 }
 
-func (e *env) startMove(t *testing.T, in *sqs.StartMessageMoveTaskInput) string {
+func (e *env) startMove(t caseT, in *sqs.StartMessageMoveTaskInput) string {
 	t.Helper()
 	out, err := e.api.StartMessageMoveTask(e.ctx(), in)
 	if err != nil {
@@ -54,7 +53,7 @@ func (e *env) startMove(t *testing.T, in *sqs.StartMessageMoveTaskInput) string 
 	return aws.ToString(out.TaskHandle)
 }
 
-func (e *env) moveTasks(t *testing.T, sourceArn string, max int32) []types.ListMessageMoveTasksResultEntry {
+func (e *env) moveTasks(t caseT, sourceArn string, max int32) []types.ListMessageMoveTasksResultEntry {
 	t.Helper()
 	out, err := e.api.ListMessageMoveTasks(e.ctx(), &sqs.ListMessageMoveTasksInput{SourceArn: aws.String(sourceArn), MaxResults: aws.Int32(max)})
 	if err != nil {
@@ -64,7 +63,7 @@ func (e *env) moveTasks(t *testing.T, sourceArn string, max int32) []types.ListM
 }
 
 // awaitMove lets time pass until the source's latest task has the status.
-func (e *env) awaitMove(t *testing.T, sourceArn, status string) types.ListMessageMoveTasksResultEntry {
+func (e *env) awaitMove(t caseT, sourceArn, status string) types.ListMessageMoveTasksResultEntry {
 	t.Helper()
 	for range 60 {
 		if got := e.moveTasks(t, sourceArn, 1); len(got) == 1 && aws.ToString(got[0].Status) == status {
@@ -78,7 +77,7 @@ func (e *env) awaitMove(t *testing.T, sourceArn, status string) types.ListMessag
 
 // drainBodies receives and deletes everything visible, returning the bodies
 // sorted.
-func (e *env) drainBodies(t *testing.T, url string) []string {
+func (e *env) drainBodies(t caseT, url string) []string {
 	t.Helper()
 	var out []string
 	for range 50 {
@@ -95,7 +94,7 @@ func (e *env) drainBodies(t *testing.T, url string) []string {
 	return out
 }
 
-func caseMoveBackToOriginalSource(t *testing.T, e *env) {
+func caseMoveBackToOriginalSource(t caseT, e *env) {
 	src, dlq, ids := e.deadLettered(t, 3)
 	dlqArn := e.arn(t, dlq)
 	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
@@ -123,7 +122,7 @@ func caseMoveBackToOriginalSource(t *testing.T, e *env) {
 	equal(t, "left in the dead-letter queue", 0, v+f)
 }
 
-func caseMoveToADestination(t *testing.T, e *env) {
+func caseMoveToADestination(t caseT, e *env) {
 	src, dlq, _ := e.deadLettered(t, 2)
 	dest := e.queue(t, nil)
 	dlqArn, destArn := e.arn(t, dlq), e.arn(t, dest)
@@ -134,7 +133,7 @@ func caseMoveToADestination(t *testing.T, e *env) {
 	equal(t, "in the source", 0, len(e.receive(t, src)))
 }
 
-func caseMoveRateLimitsProgress(t *testing.T, e *env) {
+func caseMoveRateLimitsProgress(t caseT, e *env) {
 	_, dlq, _ := e.deadLettered(t, 5)
 	dlqArn := e.arn(t, dlq)
 	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
@@ -152,7 +151,7 @@ func caseMoveRateLimitsProgress(t *testing.T, e *env) {
 	equal(t, "status after 5 s", "COMPLETED", aws.ToString(e.moveTasks(t, dlqArn, 1)[0].Status))
 }
 
-func caseMoveCancelStopsMoving(t *testing.T, e *env) {
+func caseMoveCancelStopsMoving(t caseT, e *env) {
 	src, dlq, _ := e.deadLettered(t, 3)
 	dlqArn := e.arn(t, dlq)
 	handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
@@ -169,7 +168,7 @@ func caseMoveCancelStopsMoving(t *testing.T, e *env) {
 	equal(t, "moved to the source", 1, len(e.receive(t, src)))
 }
 
-func caseMoveOneRunningTaskPerSource(t *testing.T, e *env) {
+func caseMoveOneRunningTaskPerSource(t caseT, e *env) {
 	_, dlq, _ := e.deadLettered(t, 3)
 	dlqArn := e.arn(t, dlq)
 	handle := e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn), MaxNumberOfMessagesPerSecond: aws.Int32(1)})
@@ -183,7 +182,7 @@ func caseMoveOneRunningTaskPerSource(t *testing.T, e *env) {
 	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
 }
 
-func caseMoveSourceMustBeADeadLetterQueue(t *testing.T, e *env) {
+func caseMoveSourceMustBeADeadLetterQueue(t caseT, e *env) {
 	plain := e.queue(t, nil)
 	e.send(t, plain, "m")
 	_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, plain))})
@@ -193,7 +192,7 @@ func caseMoveSourceMustBeADeadLetterQueue(t *testing.T, e *env) {
 	}
 }
 
-func caseMoveUnknownSource(t *testing.T, e *env) {
+func caseMoveUnknownSource(t caseT, e *env) {
 	url := e.queue(t, nil)
 	arn := e.arn(t, url)
 	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
@@ -203,7 +202,7 @@ func caseMoveUnknownSource(t *testing.T, e *env) {
 	wantType[types.ResourceNotFoundException](t, err)
 }
 
-func caseMoveRateOutOfRange(t *testing.T, e *env) {
+func caseMoveRateOutOfRange(t caseT, e *env) {
 	_, dlq, _ := e.deadLettered(t, 1)
 	for _, rate := range []int32{0, 501} {
 		_, err := e.api.StartMessageMoveTask(e.ctx(), &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(e.arn(t, dlq)), MaxNumberOfMessagesPerSecond: aws.Int32(rate)})
@@ -213,7 +212,7 @@ func caseMoveRateOutOfRange(t *testing.T, e *env) {
 	}
 }
 
-func caseMoveListNewestFirst(t *testing.T, e *env) {
+func caseMoveListNewestFirst(t caseT, e *env) {
 	src, dlq, _ := e.deadLettered(t, 1)
 	dlqArn := e.arn(t, dlq)
 	e.startMove(t, &sqs.StartMessageMoveTaskInput{SourceArn: aws.String(dlqArn)})
@@ -237,7 +236,7 @@ func caseMoveListNewestFirst(t *testing.T, e *env) {
 	equal(t, "default MaxResults", 1, len(e.moveTasks(t, dlqArn, 1)))
 }
 
-func caseMoveCancelUnknownTask(t *testing.T, e *env) {
+func caseMoveCancelUnknownTask(t caseT, e *env) {
 	_, err := e.api.CancelMessageMoveTask(e.ctx(), &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String("bm90LWEtdGFzaw")})
 	if err == nil {
 		t.Fatal("expect an unknown task handle to be refused")

@@ -3,8 +3,8 @@ package sqstest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,6 +26,13 @@ func (e *env) poll(ctx context.Context, url string, fns ...func(*sqs.ReceiveMess
 	}
 	done := make(chan pollResult, 1)
 	go func() {
+		defer func() {
+			// A panicking backend fails the case that awaits this receive,
+			// not the process (Check runs in a command).
+			if p := recover(); p != nil {
+				done <- pollResult{err: fmt.Errorf("panic: %v", p)}
+			}
+		}()
 		out, err := e.api.ReceiveMessage(ctx, in)
 		if err != nil {
 			done <- pollResult{err: err}
@@ -36,7 +43,7 @@ func (e *env) poll(ctx context.Context, url string, fns ...func(*sqs.ReceiveMess
 	return done
 }
 
-func await(t *testing.T, done <-chan pollResult) pollResult {
+func await(t caseT, done <-chan pollResult) pollResult {
 	t.Helper()
 	select {
 	case r := <-done:
@@ -48,7 +55,7 @@ func await(t *testing.T, done <-chan pollResult) pollResult {
 }
 
 // awaitMessages waits for a background receive that must succeed.
-func awaitMessages(t *testing.T, done <-chan pollResult) []types.Message {
+func awaitMessages(t caseT, done <-chan pollResult) []types.Message {
 	t.Helper()
 	r := await(t, done)
 	if r.err != nil {
@@ -57,7 +64,7 @@ func awaitMessages(t *testing.T, done <-chan pollResult) []types.Message {
 	return r.msgs
 }
 
-func casePollWakesOnSend(t *testing.T, e *env) {
+func casePollWakesOnSend(t caseT, e *env) {
 	url := e.queue(t, nil)
 	done := e.poll(e.ctx(), url, wait(10))
 	e.waitForPollers(t, 1)
@@ -66,7 +73,7 @@ func casePollWakesOnSend(t *testing.T, e *env) {
 	equalSlices(t, "bodies", []string{"wake"}, bodies(msgs))
 }
 
-func casePollReturnsEmptyWhenWaitEnds(t *testing.T, e *env) {
+func casePollReturnsEmptyWhenWaitEnds(t caseT, e *env) {
 	url := e.queue(t, nil)
 	done := e.poll(e.ctx(), url, wait(1))
 	e.waitForPollers(t, 1)
@@ -75,7 +82,7 @@ func casePollReturnsEmptyWhenWaitEnds(t *testing.T, e *env) {
 	equal(t, "received", 0, len(msgs))
 }
 
-func casePollWakesWhenVisibilityExpires(t *testing.T, e *env) {
+func casePollWakesWhenVisibilityExpires(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
@@ -86,7 +93,7 @@ func casePollWakesWhenVisibilityExpires(t *testing.T, e *env) {
 	equal(t, "received after expiry", 1, len(msgs))
 }
 
-func casePollWakesWhenDelayEnds(t *testing.T, e *env) {
+func casePollWakesWhenDelayEnds(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body", delaySeconds(1))
 	done := e.poll(e.ctx(), url, wait(5))
@@ -96,7 +103,7 @@ func casePollWakesWhenDelayEnds(t *testing.T, e *env) {
 	equal(t, "received after delay", 1, len(msgs))
 }
 
-func casePollQueueDefaultWait(t *testing.T, e *env) {
+func casePollQueueDefaultWait(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "10"})
 	done := e.poll(e.ctx(), url)
 	e.waitForPollers(t, 1)
@@ -105,7 +112,7 @@ func casePollQueueDefaultWait(t *testing.T, e *env) {
 	equal(t, "received by the queue's long poll", 1, len(msgs))
 }
 
-func casePollCancelledByContext(t *testing.T, e *env) {
+func casePollCancelledByContext(t caseT, e *env) {
 	url := e.queue(t, nil)
 	ctx, cancel := context.WithCancel(e.ctx())
 	done := e.poll(ctx, url, wait(20))
@@ -117,7 +124,7 @@ func casePollCancelledByContext(t *testing.T, e *env) {
 	}
 }
 
-func casePollFIFOWakesWhenVisibilityExpires(t *testing.T, e *env) {
+func casePollFIFOWakesWhenVisibilityExpires(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "body")
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
@@ -128,7 +135,7 @@ func casePollFIFOWakesWhenVisibilityExpires(t *testing.T, e *env) {
 	equalSlices(t, "received once the visibility timeout expired", []string{"body"}, bodies(msgs))
 }
 
-func casePollWakesOnRelease(t *testing.T, e *env) {
+func casePollWakesOnRelease(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -140,7 +147,7 @@ func casePollWakesOnRelease(t *testing.T, e *env) {
 	equal(t, "received after the release", 1, len(awaitMessages(t, done)))
 }
 
-func casePollFIFOWakesWhenGroupUnlocks(t *testing.T, e *env) {
+func casePollFIFOWakesWhenGroupUnlocks(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "g", "1")
 	e.sendFIFO(t, url, "g", "2")
@@ -151,7 +158,7 @@ func casePollFIFOWakesWhenGroupUnlocks(t *testing.T, e *env) {
 	equalSlices(t, "the group's next message", []string{"2"}, bodies(awaitMessages(t, done)))
 }
 
-func casePollWakesOnBatchSend(t *testing.T, e *env) {
+func casePollWakesOnBatchSend(t caseT, e *env) {
 	url := e.queue(t, nil)
 	done := e.poll(e.ctx(), url, wait(10))
 	e.waitForPollers(t, 1)
@@ -163,12 +170,12 @@ func casePollWakesOnBatchSend(t *testing.T, e *env) {
 	}
 }
 
-func casePollWaitOutOfRange(t *testing.T, e *env) {
+func casePollWaitOutOfRange(t caseT, e *env) {
 	_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(e.queue(t, nil)), WaitTimeSeconds: 21})
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func casePollMaxNumberOfMessages(t *testing.T, e *env) {
+func casePollMaxNumberOfMessages(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for range 12 {
 		e.send(t, url, "m")

@@ -3,7 +3,6 @@ package sqstest
 import (
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -11,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-func caseQueueCreateAndGetURL(t *testing.T, e *env) {
+func caseQueueCreateAndGetURL(t caseT, e *env) {
 	name := e.queueName("std")
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	if err != nil {
@@ -28,7 +27,7 @@ func caseQueueCreateAndGetURL(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueCreateIsIdempotentWithSameAttributes(t *testing.T, e *env) {
+func caseQueueCreateIsIdempotentWithSameAttributes(t caseT, e *env) {
 	name := e.queueName("std")
 	in := &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "45"}}
 	first, err := e.api.CreateQueue(e.ctx(), in)
@@ -43,7 +42,7 @@ func caseQueueCreateIsIdempotentWithSameAttributes(t *testing.T, e *env) {
 	equal(t, "url", aws.ToString(first.QueueUrl), aws.ToString(second.QueueUrl))
 }
 
-func caseQueueCreateWithDifferentAttributesFails(t *testing.T, e *env) {
+func caseQueueCreateWithDifferentAttributesFails(t caseT, e *env) {
 	name := e.queueName("std")
 	first, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: map[string]string{"VisibilityTimeout": "45"}})
 	if err != nil {
@@ -54,24 +53,24 @@ func caseQueueCreateWithDifferentAttributesFails(t *testing.T, e *env) {
 	wantType[types.QueueNameExists](t, err)
 }
 
-func caseQueueInvalidName(t *testing.T, e *env) {
+func caseQueueInvalidName(t caseT, e *env) {
 	for _, name := range []string{"has space", "has.dot", strings.Repeat("a", 81)} {
 		_, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 		e.wantCode(t, err, "InvalidParameterValue")
 	}
 }
 
-func caseQueueFIFONeedsSuffixAndAttribute(t *testing.T, e *env) {
+func caseQueueFIFONeedsSuffixAndAttribute(t caseT, e *env) {
 	_, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.queueName("nosuffix")), Attributes: map[string]string{"FifoQueue": "true"}})
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseQueueMissingQueueIsTyped(t *testing.T, e *env) {
+func caseQueueMissingQueueIsTyped(t caseT, e *env) {
 	_, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.queueName("missing"))})
 	wantType[types.QueueDoesNotExist](t, err)
 }
 
-func caseQueueDefaultAttributes(t *testing.T, e *env) {
+func caseQueueDefaultAttributes(t caseT, e *env) {
 	a := e.attrs(t, e.queue(t, nil))
 	for k, want := range map[string]string{
 		"VisibilityTimeout": "30", "DelaySeconds": "0", "MessageRetentionPeriod": "345600",
@@ -87,7 +86,7 @@ func caseQueueDefaultAttributes(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueSetAndGetAttributes(t *testing.T, e *env) {
+func caseQueueSetAndGetAttributes(t caseT, e *env) {
 	url := e.queue(t, nil)
 	set := map[string]string{"VisibilityTimeout": "120", "DelaySeconds": "5", "ReceiveMessageWaitTimeSeconds": "3", "MessageRetentionPeriod": "3600", "MaximumMessageSize": "2048"}
 	if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: set}); err != nil {
@@ -99,13 +98,13 @@ func caseQueueSetAndGetAttributes(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueGetSelectedAttributes(t *testing.T, e *env) {
+func caseQueueGetSelectedAttributes(t caseT, e *env) {
 	a := e.attrs(t, e.queue(t, nil), types.QueueAttributeNameVisibilityTimeout)
 	equal(t, "attribute count", 1, len(a))
 	equal(t, "VisibilityTimeout", "30", a["VisibilityTimeout"])
 }
 
-func caseQueueInvalidAttributeValue(t *testing.T, e *env) {
+func caseQueueInvalidAttributeValue(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for k, v := range map[string]string{"VisibilityTimeout": "43201", "DelaySeconds": "901", "MessageRetentionPeriod": "59", "ReceiveMessageWaitTimeSeconds": "21", "MaximumMessageSize": "1023"} {
 		_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{k: v}})
@@ -113,19 +112,19 @@ func caseQueueInvalidAttributeValue(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueUnknownAttributeName(t *testing.T, e *env) {
+func caseQueueUnknownAttributeName(t caseT, e *env) {
 	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), Attributes: map[string]string{"NoSuchAttribute": "1"}})
 	wantType[types.InvalidAttributeName](t, err)
 }
 
-func caseQueueFIFOAttributesRefusedOnStandard(t *testing.T, e *env) {
+func caseQueueFIFOAttributesRefusedOnStandard(t caseT, e *env) {
 	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), Attributes: map[string]string{"ContentBasedDeduplication": "true"}})
 	if err == nil {
 		t.Fatal("expect an error setting ContentBasedDeduplication on a standard queue")
 	}
 }
 
-func caseQueueListByPrefix(t *testing.T, e *env) {
+func caseQueueListByPrefix(t caseT, e *env) {
 	a, b := e.queue(t, nil), e.queue(t, nil)
 	prefix := a[strings.LastIndex(a, "/")+1:]
 	out, err := e.api.ListQueues(e.ctx(), &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix)})
@@ -141,7 +140,7 @@ func caseQueueListByPrefix(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueDeleteThenGone(t *testing.T, e *env) {
+func caseQueueDeleteThenGone(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("delete queue: %v", err)
@@ -150,7 +149,7 @@ func caseQueueDeleteThenGone(t *testing.T, e *env) {
 	wantType[types.QueueDoesNotExist](t, err)
 }
 
-func caseQueueApproximateCounters(t *testing.T, e *env) {
+func caseQueueApproximateCounters(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "visible")
 	e.send(t, url, "in-flight")
@@ -163,7 +162,7 @@ func caseQueueApproximateCounters(t *testing.T, e *env) {
 	equal(t, "delayed", 1, d)
 }
 
-func caseQueuePurgeRemovesEverything(t *testing.T, e *env) {
+func caseQueuePurgeRemovesEverything(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, b := range []string{"a", "b", "c"} {
 		e.send(t, url, b)
@@ -177,7 +176,7 @@ func caseQueuePurgeRemovesEverything(t *testing.T, e *env) {
 	equal(t, "received after purge", 0, len(e.receive(t, url)))
 }
 
-func caseQueuePurgeTwiceWithinAMinute(t *testing.T, e *env) {
+func caseQueuePurgeTwiceWithinAMinute(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if _, err := e.api.PurgeQueue(e.ctx(), &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("purge: %v", err)
@@ -186,7 +185,7 @@ func caseQueuePurgeTwiceWithinAMinute(t *testing.T, e *env) {
 	wantType[types.PurgeQueueInProgress](t, err)
 }
 
-func caseQueueFIFOFalseOnStandardIsUnknownAttribute(t *testing.T, e *env) {
+func caseQueueFIFOFalseOnStandardIsUnknownAttribute(t caseT, e *env) {
 	// Code that writes FifoQueue=strconv.FormatBool(isFifo) fails in
 	// production: SQS knows the attribute only on FIFO queues.
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.queueName("std")), Attributes: map[string]string{"FifoQueue": "false"}})
@@ -196,7 +195,7 @@ func caseQueueFIFOFalseOnStandardIsUnknownAttribute(t *testing.T, e *env) {
 	wantType[types.InvalidAttributeName](t, err)
 }
 
-func caseQueueFIFONameNeedsFIFOAttribute(t *testing.T, e *env) {
+func caseQueueFIFONameNeedsFIFOAttribute(t caseT, e *env) {
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.queueName("noattr.fifo"))})
 	if err == nil {
 		_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
@@ -204,7 +203,7 @@ func caseQueueFIFONameNeedsFIFOAttribute(t *testing.T, e *env) {
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseQueueRecreatedQueueNeverHonoursOldReceiptHandles(t *testing.T, e *env) {
+func caseQueueRecreatedQueueNeverHonoursOldReceiptHandles(t caseT, e *env) {
 	name := e.queueName("again")
 	create := func() string {
 		out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
@@ -234,7 +233,7 @@ func caseQueueRecreatedQueueNeverHonoursOldReceiptHandles(t *testing.T, e *env) 
 	equalSlices(t, "the new message survives a delete with the old handle", []string{"new"}, bodies(e.receive(t, url)))
 }
 
-func caseQueueDeletedNameCooldown(t *testing.T, e *env) {
+func caseQueueDeletedNameCooldown(t caseT, e *env) {
 	name := e.queueName("cool")
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name)})
 	if err != nil {
@@ -250,12 +249,12 @@ func caseQueueDeletedNameCooldown(t *testing.T, e *env) {
 	wantType[types.QueueDeletedRecently](t, err)
 }
 
-func caseQueueUnknownAttributeInGet(t *testing.T, e *env) {
+func caseQueueUnknownAttributeInGet(t caseT, e *env) {
 	_, err := e.api.GetQueueAttributes(e.ctx(), &sqs.GetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil)), AttributeNames: []types.QueueAttributeName{"NoSuchAttribute"}})
 	wantType[types.InvalidAttributeName](t, err)
 }
 
-func caseQueueListPaginates(t *testing.T, e *env) {
+func caseQueueListPaginates(t caseT, e *env) {
 	a := e.queue(t, nil)
 	prefix := a[strings.LastIndex(a, "/")+1:]
 	for _, suffix := range []string{"-x", "-y"} {
@@ -284,7 +283,7 @@ func caseQueueListPaginates(t *testing.T, e *env) {
 	equal(t, "queues over the pages", 3, len(all))
 }
 
-func caseQueueTimestamps(t *testing.T, e *env) {
+func caseQueueTimestamps(t caseT, e *env) {
 	url := e.queue(t, nil)
 	a := e.attrs(t, url)
 	created, err1 := strconv.ParseInt(a["CreatedTimestamp"], 10, 64)
@@ -294,7 +293,7 @@ func caseQueueTimestamps(t *testing.T, e *env) {
 	}
 }
 
-func caseQueuePolicyMustBeJSON(t *testing.T, e *env) {
+func caseQueuePolicyMustBeJSON(t caseT, e *env) {
 	url := e.queue(t, nil)
 	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"Policy": "allow everyone"}})
 	wantType[types.InvalidAttributeValue](t, err)
@@ -308,7 +307,7 @@ func caseQueuePolicyMustBeJSON(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueKMSDataKeyReusePeriodRange(t *testing.T, e *env) {
+func caseQueueKMSDataKeyReusePeriodRange(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, v := range []string{"59", "86401", "five"} {
 		_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(url), Attributes: map[string]string{"KmsDataKeyReusePeriodSeconds": v}})
@@ -319,7 +318,7 @@ func caseQueueKMSDataKeyReusePeriodRange(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueDeleteMissingQueueIsTyped(t *testing.T, e *env) {
+func caseQueueDeleteMissingQueueIsTyped(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("delete queue: %v", err)
@@ -328,7 +327,7 @@ func caseQueueDeleteMissingQueueIsTyped(t *testing.T, e *env) {
 	wantType[types.QueueDoesNotExist](t, err)
 }
 
-func caseQueueApproximateCountersFIFO(t *testing.T, e *env) {
+func caseQueueApproximateCountersFIFO(t caseT, e *env) {
 	url := e.fifo(t, nil)
 	e.sendFIFO(t, url, "a", "a1")
 	e.sendFIFO(t, url, "a", "a2")
@@ -339,7 +338,7 @@ func caseQueueApproximateCountersFIFO(t *testing.T, e *env) {
 	equal(t, "not visible", 1, f)
 }
 
-func caseQueueListDeadLetterSourceQueues(t *testing.T, e *env) {
+func caseQueueListDeadLetterSourceQueues(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 3)})
 	e.queue(t, nil)
@@ -350,7 +349,7 @@ func caseQueueListDeadLetterSourceQueues(t *testing.T, e *env) {
 	equalSlices(t, "sources", []string{src}, out.QueueUrls)
 }
 
-func caseQueueNameAcceptedAsQueueURL(t *testing.T, e *env) {
+func caseQueueNameAcceptedAsQueueURL(t caseT, e *env) {
 	url := e.queue(t, nil)
 	name := url[strings.LastIndex(url, "/")+1:]
 	if _, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: aws.String(name), MessageBody: aws.String("by name")}); err != nil {
@@ -359,7 +358,7 @@ func caseQueueNameAcceptedAsQueueURL(t *testing.T, e *env) {
 	equalSlices(t, "received by URL", []string{"by name"}, bodies(e.receive(t, url)))
 }
 
-func caseQueueCreateIdempotentAcrossJSONSpellings(t *testing.T, e *env) {
+func caseQueueCreateIdempotentAcrossJSONSpellings(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	arn := e.attrs(t, dlq, "QueueArn")["QueueArn"]
 	name := e.queueName("src")
@@ -382,7 +381,7 @@ func caseQueueCreateIdempotentAcrossJSONSpellings(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueEmptyPolicyRemovesIt(t *testing.T, e *env) {
+func caseQueueEmptyPolicyRemovesIt(t caseT, e *env) {
 	url := e.queue(t, nil)
 	arn := e.attrs(t, url, "QueueArn")["QueueArn"]
 	policy := `{"Version":"2012-10-17","Statement":[{"Sid":"s","Effect":"Allow","Principal":{"AWS":"*"},"Action":"sqs:SendMessage","Resource":"` + arn + `"}]}`
@@ -396,7 +395,7 @@ func caseQueueEmptyPolicyRemovesIt(t *testing.T, e *env) {
 	}
 }
 
-func caseQueueAddAndRemovePermission(t *testing.T, e *env) {
+func caseQueueAddAndRemovePermission(t caseT, e *env) {
 	url := e.queue(t, nil)
 	add := &sqs.AddPermissionInput{QueueUrl: aws.String(url), Label: aws.String("partner-send"), AWSAccountIds: []string{"111122223333"}, Actions: []string{"SendMessage", "ReceiveMessage"}}
 	if _, err := e.api.AddPermission(e.ctx(), add); err != nil {

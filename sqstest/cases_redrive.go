@@ -2,7 +2,6 @@ package sqstest
 
 import (
 	"fmt"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -10,14 +9,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-func redrivePolicy(t *testing.T, e *env, dlqURL string, maxReceives int) string {
+func redrivePolicy(t caseT, e *env, dlqURL string, maxReceives int) string {
 	t.Helper()
 	arn := e.attrs(t, dlqURL, types.QueueAttributeNameQueueArn)["QueueArn"]
 	return fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":%d}`, arn, maxReceives)
 }
 
 // failTimes receives the message n times and lets each receive lapse.
-func (e *env) failTimes(t *testing.T, url string, n int) types.Message {
+func (e *env) failTimes(t caseT, url string, n int) types.Message {
 	t.Helper()
 	var last types.Message
 	for i := range n {
@@ -31,7 +30,7 @@ func (e *env) failTimes(t *testing.T, url string, n int) types.Message {
 	return last
 }
 
-func caseRedriveMovesAfterMaxReceives(t *testing.T, e *env) {
+func caseRedriveMovesAfterMaxReceives(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 2)})
 	attrs := map[string]types.MessageAttributeValue{"k": str("String", "v"), "b": bin("Binary", []byte{9, 8})}
@@ -47,7 +46,7 @@ func caseRedriveMovesAfterMaxReceives(t *testing.T, e *env) {
 	equal(t, "attribute b", string([]byte{9, 8}), string(m.MessageAttributes["b"].BinaryValue))
 }
 
-func caseRedriveSourceARNAttribute(t *testing.T, e *env) {
+func caseRedriveSourceARNAttribute(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	e.send(t, src, "poison")
@@ -59,7 +58,7 @@ func caseRedriveSourceARNAttribute(t *testing.T, e *env) {
 	equal(t, "DeadLetterQueueSourceArn", srcArn, got[0].Attributes["DeadLetterQueueSourceArn"])
 }
 
-func caseRedriveFIFOKeepsGroup(t *testing.T, e *env) {
+func caseRedriveFIFOKeepsGroup(t caseT, e *env) {
 	dlq := e.fifo(t, nil)
 	src := e.fifo(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	sent := e.sendFIFO(t, src, "g1", "poison")
@@ -72,7 +71,7 @@ func caseRedriveFIFOKeepsGroup(t *testing.T, e *env) {
 	equal(t, "group kept", "g1", got[0].Attributes["MessageGroupId"])
 }
 
-func caseRedriveFIFODedupIDBecomesMessageID(t *testing.T, e *env) {
+func caseRedriveFIFODedupIDBecomesMessageID(t caseT, e *env) {
 	dlq := e.fifo(t, nil)
 	src := e.fifo(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	sent := e.sendFIFO(t, src, "g1", "poison")
@@ -83,7 +82,7 @@ func caseRedriveFIFODedupIDBecomesMessageID(t *testing.T, e *env) {
 	equal(t, "dedup id", aws.ToString(sent.MessageId), got[0].Attributes["MessageDeduplicationId"])
 }
 
-func caseRedriveStandardDLQKeepsTheEnqueueTime(t *testing.T, e *env) {
+func caseRedriveStandardDLQKeepsTheEnqueueTime(t caseT, e *env) {
 	dlq := e.queue(t, map[string]string{"MessageRetentionPeriod": "60"})
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	e.send(t, src, "old")
@@ -97,7 +96,7 @@ func caseRedriveStandardDLQKeepsTheEnqueueTime(t *testing.T, e *env) {
 	equal(t, "expired from a standard DLQ by its original enqueue time", 0, v)
 }
 
-func caseRedriveFIFODLQRestartsRetention(t *testing.T, e *env) {
+func caseRedriveFIFODLQRestartsRetention(t caseT, e *env) {
 	dlq := e.fifo(t, map[string]string{"MessageRetentionPeriod": "60"})
 	src := e.fifo(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	e.sendFIFO(t, src, "g", "old")
@@ -109,7 +108,7 @@ func caseRedriveFIFODLQRestartsRetention(t *testing.T, e *env) {
 	equal(t, "kept by a FIFO DLQ, which restarts the period", 1, v)
 }
 
-func caseRedriveMaxReceiveCountAsString(t *testing.T, e *env) {
+func caseRedriveMaxReceiveCountAsString(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	arn := e.arn(t, dlq)
 	src := e.queue(t, map[string]string{"RedrivePolicy": fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":"1"}`, arn)})
@@ -119,7 +118,7 @@ func caseRedriveMaxReceiveCountAsString(t *testing.T, e *env) {
 	equal(t, "in the DLQ", 1, len(e.receive(t, dlq)))
 }
 
-func caseRedriveEmptyPolicyRemovesRedrive(t *testing.T, e *env) {
+func caseRedriveEmptyPolicyRemovesRedrive(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	src := e.queue(t, map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 1)})
 	if _, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{"RedrivePolicy": ""}}); err != nil {
@@ -133,7 +132,7 @@ func caseRedriveEmptyPolicyRemovesRedrive(t *testing.T, e *env) {
 	equal(t, "still delivered from the source", 1, len(e.receive(t, src)))
 }
 
-func caseRedriveAllowPolicyValidated(t *testing.T, e *env) {
+func caseRedriveAllowPolicyValidated(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	other := e.arn(t, e.queue(t, nil))
 	for _, p := range []string{
@@ -157,7 +156,7 @@ func caseRedriveAllowPolicyValidated(t *testing.T, e *env) {
 	}
 }
 
-func caseRedriveAllowPolicyDenyAllEnforced(t *testing.T, e *env) {
+func caseRedriveAllowPolicyDenyAllEnforced(t caseT, e *env) {
 	dlq := e.queue(t, map[string]string{"RedriveAllowPolicy": `{"redrivePermission":"denyAll"}`})
 	src := e.queue(t, nil)
 	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(src), Attributes: map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 3)}})
@@ -166,7 +165,7 @@ func caseRedriveAllowPolicyDenyAllEnforced(t *testing.T, e *env) {
 	}
 }
 
-func caseRedriveAllowPolicyByQueueEnforced(t *testing.T, e *env) {
+func caseRedriveAllowPolicyByQueueEnforced(t caseT, e *env) {
 	allowed, denied := e.queue(t, nil), e.queue(t, nil)
 	dlq := e.queue(t, map[string]string{"RedriveAllowPolicy": `{"redrivePermission":"byQueue","sourceQueueArns":["` + e.arn(t, allowed) + `"]}`})
 	policy := redrivePolicy(t, e, dlq, 3)
@@ -178,7 +177,7 @@ func caseRedriveAllowPolicyByQueueEnforced(t *testing.T, e *env) {
 	}
 }
 
-func caseRedriveTypeMismatchRefused(t *testing.T, e *env) {
+func caseRedriveTypeMismatchRefused(t caseT, e *env) {
 	dlq := e.fifo(t, nil)
 	_, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(e.queueName("mismatch")), Attributes: map[string]string{"RedrivePolicy": redrivePolicy(t, e, dlq, 3)}})
 	if err == nil {
@@ -186,7 +185,7 @@ func caseRedriveTypeMismatchRefused(t *testing.T, e *env) {
 	}
 }
 
-func caseRedriveInvalidPolicy(t *testing.T, e *env) {
+func caseRedriveInvalidPolicy(t caseT, e *env) {
 	dlq := e.queue(t, nil)
 	url := e.queue(t, nil)
 	for _, p := range []string{redrivePolicy(t, e, dlq, 0), redrivePolicy(t, e, dlq, 1001), `{"maxReceiveCount":3}`, `not json`} {

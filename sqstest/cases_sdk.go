@@ -2,7 +2,6 @@ package sqstest
 
 import (
 	"errors"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
@@ -13,7 +12,7 @@ import (
 
 // refusedBeforeSending fails unless err is the SDK client's own refusal of
 // input it validates before sending: no API error, as nothing was sent.
-func refusedBeforeSending(t *testing.T, op string, err error) {
+func refusedBeforeSending(t caseT, op string, err error) {
 	t.Helper()
 	var opErr *smithy.OperationError
 	var invalid smithy.InvalidParamsError
@@ -30,7 +29,7 @@ func refusedBeforeSending(t *testing.T, op string, err error) {
 // the client's own validation, and service errors wrapped as the SDK wraps
 // them. A backend that hands callers something else fails them.
 
-func caseSDKNilRequiredMembersRefusedBeforeSending(t *testing.T, e *env) {
+func caseSDKNilRequiredMembersRefusedBeforeSending(t caseT, e *env) {
 	url := aws.String(e.queue(t, nil))
 	_, err := e.api.SendMessage(e.ctx(), &sqs.SendMessageInput{QueueUrl: url})
 	refusedBeforeSending(t, "SendMessage without MessageBody", err)
@@ -49,12 +48,12 @@ func caseSDKNilRequiredMembersRefusedBeforeSending(t *testing.T, e *env) {
 	equal(t, "messages sent", 0, v)
 }
 
-func caseSDKSetAttributesWithoutAttributesRefused(t *testing.T, e *env) {
+func caseSDKSetAttributesWithoutAttributesRefused(t caseT, e *env) {
 	_, err := e.api.SetQueueAttributes(e.ctx(), &sqs.SetQueueAttributesInput{QueueUrl: aws.String(e.queue(t, nil))})
 	refusedBeforeSending(t, "SetQueueAttributes without Attributes", err)
 }
 
-func caseSDKServiceErrorsCarryStatusAndRequestID(t *testing.T, e *env) {
+func caseSDKServiceErrorsCarryStatusAndRequestID(t caseT, e *env) {
 	_, err := e.api.GetQueueUrl(e.ctx(), &sqs.GetQueueUrlInput{QueueName: aws.String(e.queueName("missing"))})
 	var opErr *smithy.OperationError
 	var respErr *awshttp.ResponseError

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -12,7 +11,7 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-func (e *env) tags(t *testing.T, url string) map[string]string {
+func (e *env) tags(t caseT, url string) map[string]string {
 	t.Helper()
 	out, err := e.api.ListQueueTags(e.ctx(), &sqs.ListQueueTagsInput{QueueUrl: aws.String(url)})
 	if err != nil {
@@ -21,14 +20,14 @@ func (e *env) tags(t *testing.T, url string) map[string]string {
 	return out.Tags
 }
 
-func equalMaps(t *testing.T, what string, want, got map[string]string) {
+func equalMaps(t caseT, what string, want, got map[string]string) {
 	t.Helper()
 	if !maps.Equal(want, got) {
 		t.Fatalf("%s: expect %v, got %v", what, want, got)
 	}
 }
 
-func caseTagsGivenAtCreationAreReadable(t *testing.T, e *env) {
+func caseTagsGivenAtCreationAreReadable(t caseT, e *env) {
 	name := e.queueName("tagged")
 	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Tags: map[string]string{"team": "payments", "env": "test"}})
 	if err != nil {
@@ -38,7 +37,7 @@ func caseTagsGivenAtCreationAreReadable(t *testing.T, e *env) {
 	equalMaps(t, "tags", map[string]string{"team": "payments", "env": "test"}, e.tags(t, *out.QueueUrl))
 }
 
-func caseTagsTagUntagList(t *testing.T, e *env) {
+func caseTagsTagUntagList(t caseT, e *env) {
 	url := e.queue(t, nil)
 	equal(t, "tags of a new queue", 0, len(e.tags(t, url)))
 	if _, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"a": "1", "b": "2", "c": "3"}}); err != nil {
@@ -51,7 +50,7 @@ func caseTagsTagUntagList(t *testing.T, e *env) {
 	equalMaps(t, "after untagging", map[string]string{"b": "2", "c": "3"}, e.tags(t, url))
 }
 
-func caseTagsSameKeyOverwrites(t *testing.T, e *env) {
+func caseTagsSameKeyOverwrites(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, v := range []string{"old", "new"} {
 		if _, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{"k": v}}); err != nil {
@@ -61,7 +60,7 @@ func caseTagsSameKeyOverwrites(t *testing.T, e *env) {
 	equalMaps(t, "tags", map[string]string{"k": "new"}, e.tags(t, url))
 }
 
-func caseTagsReservedPrefixRefused(t *testing.T, e *env) {
+func caseTagsReservedPrefixRefused(t caseT, e *env) {
 	url := e.queue(t, nil)
 	for _, tags := range []map[string]string{{"aws:owner": "me"}, {"AWS:owner": "me"}, {"owner": "aws:me"}} {
 		if _, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: tags}); err == nil {
@@ -75,7 +74,7 @@ func caseTagsReservedPrefixRefused(t *testing.T, e *env) {
 	equal(t, "tags after the refusals", 0, len(e.tags(t, url)))
 }
 
-func caseTagsMissingQueueIsTyped(t *testing.T, e *env) {
+func caseTagsMissingQueueIsTyped(t caseT, e *env) {
 	url := e.queue(t, nil)
 	if _, err := e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: aws.String(url)}); err != nil {
 		t.Fatalf("delete queue: %v", err)
@@ -84,7 +83,7 @@ func caseTagsMissingQueueIsTyped(t *testing.T, e *env) {
 	wantType[types.QueueDoesNotExist](t, err)
 }
 
-func caseTagsAtMost50(t *testing.T, e *env) {
+func caseTagsAtMost50(t caseT, e *env) {
 	url := e.queue(t, nil)
 	tags := map[string]string{}
 	for i := range 50 {
@@ -98,7 +97,7 @@ func caseTagsAtMost50(t *testing.T, e *env) {
 	equal(t, "tags kept", 50, len(e.tags(t, url)))
 }
 
-func caseTagsEmptyTagAndUntagRefused(t *testing.T, e *env) {
+func caseTagsEmptyTagAndUntagRefused(t caseT, e *env) {
 	url := e.queue(t, nil)
 	_, err := e.api.TagQueue(e.ctx(), &sqs.TagQueueInput{QueueUrl: aws.String(url), Tags: map[string]string{}})
 	wantClientError(t, "TagQueue with no tags", err)
@@ -108,7 +107,7 @@ func caseTagsEmptyTagAndUntagRefused(t *testing.T, e *env) {
 
 // wantClientError fails unless err is a service error of the sender's
 // fault: the request was refused, whatever the code.
-func wantClientError(t *testing.T, what string, err error) {
+func wantClientError(t caseT, what string, err error) {
 	t.Helper()
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) || apiErr.ErrorFault() == smithy.FaultServer {

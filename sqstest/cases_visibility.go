@@ -1,7 +1,6 @@
 package sqstest
 
 import (
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -9,14 +8,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 )
 
-func caseVisibilityHiddenWhileInFlight(t *testing.T, e *env) {
+func caseVisibilityHiddenWhileInFlight(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url)))
 	equal(t, "second receive", 0, len(e.receive(t, url)))
 }
 
-func caseVisibilityRedeliveredAfterTimeout(t *testing.T, e *env) {
+func caseVisibilityRedeliveredAfterTimeout(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url, visibility(1))))
@@ -24,7 +23,7 @@ func caseVisibilityRedeliveredAfterTimeout(t *testing.T, e *env) {
 	equal(t, "after timeout", 1, len(e.receive(t, url)))
 }
 
-func caseVisibilityQueueDefaultApplies(t *testing.T, e *env) {
+func caseVisibilityQueueDefaultApplies(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"VisibilityTimeout": "1"})
 	e.send(t, url, "body")
 	equal(t, "first receive", 1, len(e.receive(t, url)))
@@ -33,7 +32,7 @@ func caseVisibilityQueueDefaultApplies(t *testing.T, e *env) {
 	equal(t, "after the queue's timeout", 1, len(e.receive(t, url)))
 }
 
-func caseVisibilityChangeToZeroReleasesNow(t *testing.T, e *env) {
+func caseVisibilityChangeToZeroReleasesNow(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -44,7 +43,7 @@ func caseVisibilityChangeToZeroReleasesNow(t *testing.T, e *env) {
 	equal(t, "received again", 1, len(e.receive(t, url)))
 }
 
-func caseVisibilityExtendKeepsHidden(t *testing.T, e *env) {
+func caseVisibilityExtendKeepsHidden(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(1))
@@ -55,7 +54,7 @@ func caseVisibilityExtendKeepsHidden(t *testing.T, e *env) {
 	equal(t, "received after the original timeout", 0, len(e.receive(t, url)))
 }
 
-func caseVisibilityChangeCountsFromTheCall(t *testing.T, e *env) {
+func caseVisibilityChangeCountsFromTheCall(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(60))
@@ -69,7 +68,7 @@ func caseVisibilityChangeCountsFromTheCall(t *testing.T, e *env) {
 	equal(t, "21 s after a 20 s change", 1, len(e.receive(t, url)))
 }
 
-func caseVisibilityNotInFlight(t *testing.T, e *env) {
+func caseVisibilityNotInFlight(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(1))
@@ -78,7 +77,7 @@ func caseVisibilityNotInFlight(t *testing.T, e *env) {
 	wantType[types.MessageNotInflight](t, err)
 }
 
-func caseVisibilityTwelveHourCap(t *testing.T, e *env) {
+func caseVisibilityTwelveHourCap(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(43200))
@@ -89,7 +88,7 @@ func caseVisibilityTwelveHourCap(t *testing.T, e *env) {
 	}
 }
 
-func caseVisibilityOutOfRange(t *testing.T, e *env) {
+func caseVisibilityOutOfRange(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -98,7 +97,7 @@ func caseVisibilityOutOfRange(t *testing.T, e *env) {
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseVisibilityDeleteTwiceSucceeds(t *testing.T, e *env) {
+func caseVisibilityDeleteTwiceSucceeds(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -106,7 +105,7 @@ func caseVisibilityDeleteTwiceSucceeds(t *testing.T, e *env) {
 	e.delete(t, url, got[0])
 }
 
-func caseVisibilityDeleteAfterTimeoutOnStandard(t *testing.T, e *env) {
+func caseVisibilityDeleteAfterTimeoutOnStandard(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url, visibility(1))
@@ -115,7 +114,7 @@ func caseVisibilityDeleteAfterTimeoutOnStandard(t *testing.T, e *env) {
 	equal(t, "received after delete", 0, len(e.receive(t, url)))
 }
 
-func caseVisibilityStaleHandleDeleteSucceeds(t *testing.T, e *env) {
+func caseVisibilityStaleHandleDeleteSucceeds(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	first := e.receive(t, url, visibility(1))
@@ -126,7 +125,7 @@ func caseVisibilityStaleHandleDeleteSucceeds(t *testing.T, e *env) {
 	e.delete(t, url, first[0])
 }
 
-func caseVisibilityChangeAfterDeleteFails(t *testing.T, e *env) {
+func caseVisibilityChangeAfterDeleteFails(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	got := e.receive(t, url)
@@ -134,7 +133,7 @@ func caseVisibilityChangeAfterDeleteFails(t *testing.T, e *env) {
 	e.wantCode(t, e.changeVisibility(url, got[0], 10), "InvalidParameterValue")
 }
 
-func caseVisibilityReleaseRedeliversWithANewHandle(t *testing.T, e *env) {
+func caseVisibilityReleaseRedeliversWithANewHandle(t caseT, e *env) {
 	url := e.queue(t, nil)
 	e.send(t, url, "body")
 	first := e.receive(t, url)
@@ -149,7 +148,7 @@ func caseVisibilityReleaseRedeliversWithANewHandle(t *testing.T, e *env) {
 	}
 }
 
-func caseVisibilityMalformedReceiptHandle(t *testing.T, e *env) {
+func caseVisibilityMalformedReceiptHandle(t caseT, e *env) {
 	url := e.queue(t, nil)
 	_, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String("not-a-handle")})
 	wantType[types.ReceiptHandleIsInvalid](t, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,7 +15,7 @@ import (
 // The wire cases send what other SDKs send and aws-sdk-go-v2 does not: explicit
 // zeros, and text that is not valid.
 
-func caseZerosReceiveVisibilityZeroLeavesMessageVisible(t *testing.T, e *env) {
+func caseZerosReceiveVisibilityZeroLeavesMessageVisible(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"VisibilityTimeout": "600"})
 	e.send(t, url, "again")
 	in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 1}
@@ -30,7 +29,7 @@ func caseZerosReceiveVisibilityZeroLeavesMessageVisible(t *testing.T, e *env) {
 	equal(t, "receive count", "2", msgs[0].Attributes["ApproximateReceiveCount"])
 }
 
-func caseZerosReceiveWaitZeroDoesNotLongPoll(t *testing.T, e *env) {
+func caseZerosReceiveWaitZeroDoesNotLongPoll(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"ReceiveMessageWaitTimeSeconds": "20"})
 	ctx, cancel := context.WithTimeout(e.ctx(), 5*time.Second)
 	defer cancel()
@@ -42,13 +41,13 @@ func caseZerosReceiveWaitZeroDoesNotLongPoll(t *testing.T, e *env) {
 	equal(t, "messages", 0, len(out.Messages))
 }
 
-func caseZerosReceiveMaxMessagesZeroRefused(t *testing.T, e *env) {
+func caseZerosReceiveMaxMessagesZeroRefused(t caseT, e *env) {
 	url := e.queue(t, nil)
 	_, err := e.api.ReceiveMessage(e.ctx(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(url)}, explicitZero("MaxNumberOfMessages"))
 	e.wantCode(t, err, "InvalidParameterValue")
 }
 
-func caseZerosSendDelayZeroOverridesQueueDelay(t *testing.T, e *env) {
+func caseZerosSendDelayZeroOverridesQueueDelay(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "900"})
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("now")}
 	if _, err := e.api.SendMessage(e.ctx(), in, explicitZero("DelaySeconds")); err != nil {
@@ -57,7 +56,7 @@ func caseZerosSendDelayZeroOverridesQueueDelay(t *testing.T, e *env) {
 	equalSlices(t, "received at once", []string{"now"}, bodies(e.receive(t, url)))
 }
 
-func caseZerosBatchEntryDelayZeroOverridesQueueDelay(t *testing.T, e *env) {
+func caseZerosBatchEntryDelayZeroOverridesQueueDelay(t caseT, e *env) {
 	url := e.queue(t, map[string]string{"DelaySeconds": "900"})
 	in := &sqs.SendMessageBatchInput{QueueUrl: aws.String(url), Entries: []types.SendMessageBatchRequestEntry{
 		{Id: aws.String("late"), MessageBody: aws.String("late")},
@@ -70,7 +69,7 @@ func caseZerosBatchEntryDelayZeroOverridesQueueDelay(t *testing.T, e *env) {
 	equalSlices(t, "received at once", []string{"now"}, bodies(e.receive(t, url)))
 }
 
-func caseZerosFIFOSendDelayZeroAccepted(t *testing.T, e *env) {
+func caseZerosFIFOSendDelayZeroAccepted(t caseT, e *env) {
 	url := e.fifo(t, map[string]string{"ContentBasedDeduplication": "true"})
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("m"), MessageGroupId: aws.String("g")}
 	if _, err := e.api.SendMessage(e.ctx(), in, explicitZero("DelaySeconds")); err != nil {
@@ -78,7 +77,7 @@ func caseZerosFIFOSendDelayZeroAccepted(t *testing.T, e *env) {
 	}
 }
 
-func caseTextLoneSurrogateRefused(t *testing.T, e *env) {
+func caseTextLoneSurrogateRefused(t caseT, e *env) {
 	url := e.queue(t, nil)
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@LONE@b")}
 	_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@LONE@", `\ud800`, "%ED%A0%80"))
@@ -86,7 +85,7 @@ func caseTextLoneSurrogateRefused(t *testing.T, e *env) {
 	equal(t, "messages stored", 0, len(e.receive(t, url)))
 }
 
-func caseTextInvalidUTF8Refused(t *testing.T, e *env) {
+func caseTextInvalidUTF8Refused(t caseT, e *env) {
 	url := e.queue(t, nil)
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@BAD@b")}
 	_, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@BAD@", "\xff\xfe", "%FF%FE"))
@@ -97,7 +96,7 @@ func caseTextInvalidUTF8Refused(t *testing.T, e *env) {
 	equal(t, "messages stored", 0, len(e.receive(t, url)))
 }
 
-func caseTextSurrogatePairAccepted(t *testing.T, e *env) {
+func caseTextSurrogatePairAccepted(t caseT, e *env) {
 	url := e.queue(t, nil)
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String("a@PAIR@b")}
 	if _, err := e.api.SendMessage(e.ctx(), in, replaceInBody("@PAIR@", `\ud83d\ude00`, "%F0%9F%98%80")); err != nil {
@@ -106,7 +105,7 @@ func caseTextSurrogatePairAccepted(t *testing.T, e *env) {
 	equalSlices(t, "body", []string{"a\U0001F600b"}, bodies(e.receive(t, url)))
 }
 
-func caseErrorsMessagesDoNotRepeatTheCode(t *testing.T, e *env) {
+func caseErrorsMessagesDoNotRepeatTheCode(t caseT, e *env) {
 	url := e.queue(t, nil)
 	q := aws.String(url)
 	entry := func(id string) types.SendMessageBatchRequestEntry {
@@ -154,7 +153,7 @@ func caseErrorsMessagesDoNotRepeatTheCode(t *testing.T, e *env) {
 
 // wantOwnWords fails unless err is a service error whose message is in SQS's
 // words: not empty, and not a repeat of its code.
-func wantOwnWords(t *testing.T, what string, err error) {
+func wantOwnWords(t caseT, what string, err error) {
 	t.Helper()
 	var apiErr smithy.APIError
 	if !errors.As(err, &apiErr) {

@@ -14,6 +14,9 @@
 //   - skip what an emulator gets wrong? Name those cases in [Harness.Skip],
 //     each with the reason: they skip with it printed, never silently, and a
 //     name that is no case fails the run.
+//   - run it outside go test, in a command? [Check] runs the same cases
+//     with the same skips and returns a [Result] per case: pass, skip with
+//     the reason, or fail with the case's messages.
 //   - find the code of a failing case? Case fifo/group-lock is the function
 //     caseFIFOGroupLock, listed with its name in the suite's one table
 //     (suite.go).

@@ -1,17 +1,21 @@
 package sqstest_test
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqskit/sqskit/sqsfake"
 	"github.com/sqskit/sqskit/sqstest"
 )
 
-// The suite runs in a test (sqstest.Run needs its *testing.T); this builds
-// the harness that test takes, and shows which cases it will skip.
+// The suite runs in a test (sqstest.Run needs its *testing.T; Check runs
+// it elsewhere); this builds the harness that test takes, and shows which
+// cases it will skip.
 func ExampleHarness() {
 	// A client for the SQS to check: an emulator here (go run ./cmd/sqsfake,
 	// fauxqs, …); sqs.NewFromConfig(cfg) for real SQS.
@@ -40,4 +44,37 @@ func ExampleHarness() {
 	}
 	// Output:
 	// move/to-a-destination: skipped (our emulator has no message move tasks)
+}
+
+// Check runs the same cases outside go test, as a command would, and
+// returns each case's verdict; here on sqsfake with its manual clock, one
+// case skipped by the harness.
+func ExampleCheck() {
+	clock := sqsfake.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv := sqsfake.New(func(o *sqsfake.Options) { o.Clock = clock })
+	harness := sqstest.Harness{
+		Client: srv.Client(),
+		Clock:  clock,
+		Skip:   map[string]string{"move/to-a-destination": "to show a skip"},
+	}
+	results, err := sqstest.Check(context.Background(), harness, func(r sqstest.Result) {
+		// called as each case ends: a progress bar goes here
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	count := map[sqstest.Verdict]int{}
+	for _, r := range results {
+		count[r.Verdict]++
+		if r.Verdict != sqstest.Passed {
+			fmt.Printf("%s %s: %s\n", r.Verdict, r.Case, r.Reason)
+		}
+	}
+	fmt.Println("every case has a result:", len(results) == len(sqstest.Names()))
+	fmt.Println("skipped:", count[sqstest.Skipped], "failed:", count[sqstest.Failed])
+	// Output:
+	// skip move/to-a-destination: SKIP move/to-a-destination: backend lacks this behaviour: to show a skip
+	// every case has a result: true
+	// skipped: 1 failed: 0
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -78,13 +77,13 @@ func (e *env) advance(d time.Duration) {
 
 // waitForPollers returns once n receives are parked in a long poll: the
 // clock can tell; a real server is given a moment.
-func (e *env) waitForPollers(t *testing.T, n int) {
+func (e *env) waitForPollers(t caseT, n int) {
 	t.Helper()
 	if e.h.Clock == nil {
 		time.Sleep(300 * time.Millisecond)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(e.ctx(), 10*time.Second)
 	defer cancel()
 	if err := e.h.Clock.WaitForTimers(ctx, n); err != nil {
 		t.Fatalf("expect %d parked long polls: %v", n, err)
@@ -105,7 +104,7 @@ func uniqueName(prefix, base string, n int64) string {
 }
 
 // createQueue makes a queue for one case and deletes it when the case ends.
-func (e *env) createQueue(t *testing.T, base string, attrs map[string]string) string {
+func (e *env) createQueue(t caseT, base string, attrs map[string]string) string {
 	t.Helper()
 	name := e.queueName(base)
 	if strings.HasSuffix(name, ".fifo") {
@@ -114,12 +113,12 @@ func (e *env) createQueue(t *testing.T, base string, attrs map[string]string) st
 		}
 		attrs["FifoQueue"] = "true"
 	}
-	out, err := e.api.CreateQueue(context.Background(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
+	out, err := e.api.CreateQueue(e.ctx(), &sqs.CreateQueueInput{QueueName: aws.String(name), Attributes: attrs})
 	if err != nil {
 		t.Fatalf("create queue %s: %v", name, err)
 	}
 	t.Cleanup(func() {
-		_, _ = e.api.DeleteQueue(context.Background(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
+		_, _ = e.api.DeleteQueue(e.ctx(), &sqs.DeleteQueueInput{QueueUrl: out.QueueUrl})
 	})
 	return *out.QueueUrl
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,33 @@ import (
 func TestConformanceFauxqs(t *testing.T) {
 	emu := fauxqs.StartT(t)
 	sqstest.Run(t, sqstest.Harness{Client: emu.Client(), Prefix: "sqskit-", Skip: fauxqs.Skips(), PrefixedErrorCodes: true})
+}
+
+// Check passes fauxqs as Run does (every case not in its Skips), with the
+// same skips: what sqskit conform prints against fauxqs.
+func TestCheckFauxqs(t *testing.T) {
+	emu := fauxqs.StartT(t)
+	h := sqstest.Harness{Client: emu.Client(), Prefix: "sqskit-check-", Skip: fauxqs.Skips(), PrefixedErrorCodes: true}
+	results, err := sqstest.Check(t.Context(), h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := 0
+	for _, r := range results {
+		switch {
+		case r.Verdict == sqstest.Failed:
+			t.Errorf("%s: expect it to pass, as under Run: %s", r.Case, r.Reason)
+		case r.Verdict == sqstest.Skipped:
+			skipped++
+			if _, ok := fauxqs.Skips()[r.Case]; !ok && !strings.Contains(r.Reason, "lacks a clock") {
+				t.Errorf("%s: expect it to run, got skipped: %s", r.Case, r.Reason)
+			}
+		}
+	}
+	if len(results) != len(sqstest.Names()) {
+		t.Errorf("expect %d results, got %d", len(sqstest.Names()), len(results))
+	}
+	t.Logf("%d cases, %d skipped, the rest passed", len(results), skipped)
 }
 
 // fauxqs's skips name cases of the suite and give reasons, checked where

@@ -19,12 +19,27 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
-// testCase is one named behaviour of SQS: Run runs test as the subtest name.
+// testCase is one named behaviour of SQS: Run runs test as the subtest name,
+// Check with a recorder as t.
 type testCase struct {
 	name string
-	test func(t *testing.T, e *env)
+	test func(t caseT, e *env)
 	need need
 }
+
+// caseT is what a case uses of its *testing.T, so that the one code of each
+// case runs under Run (the subtest's *testing.T) and under Check (a
+// recorder). Fatal and Fatalf end the case's goroutine, as testing's do.
+type caseT interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Logf(format string, args ...any)
+}
+
+var _ caseT = (*testing.T)(nil)
 
 // need is what a case asks of a backend beyond being SQS.
 type need uint8
@@ -55,15 +70,24 @@ func Run(t *testing.T, h Harness) {
 			if h.Clock == nil {
 				t.Parallel()
 			}
-			if reason, ok := h.Skip[c.name]; ok {
-				t.Skipf("SKIP %s: backend lacks this behaviour: %s", c.name, reason)
-			}
-			if c.need == needsClock && h.Clock == nil {
-				t.Skipf("SKIP %s: backend lacks a clock the test moves: time passes for real on this backend; the case needs minutes or hours of it", c.name)
+			if reason, skip := c.skipReason(h); skip {
+				t.Skip(reason)
 			}
 			c.test(t, e)
 		})
 	}
+}
+
+// skipReason says why the case skips on h, if it does: what Run prints and
+// Check reports.
+func (c testCase) skipReason(h Harness) (string, bool) {
+	if reason, ok := h.Skip[c.name]; ok {
+		return fmt.Sprintf("SKIP %s: backend lacks this behaviour: %s", c.name, reason), true
+	}
+	if c.need == needsClock && h.Clock == nil {
+		return fmt.Sprintf("SKIP %s: backend lacks a clock the test moves: time passes for real on this backend; the case needs minutes or hours of it", c.name), true
+	}
+	return "", false
 }
 
 // skipProblems says what is wrong with a Harness.Skip: names that are no
@@ -99,21 +123,30 @@ type env struct {
 	h   Harness
 	api sqsfake.API
 	seq *atomic.Int64 // numbers the run's queue names
+	// base is the context of the case's calls: nil (Background) under Run;
+	// under Check, Check's context while the case runs, and one that
+	// Check's cancellation leaves alone, bounded, while its cleanups run.
+	base context.Context
 }
 
-func (e *env) ctx() context.Context { return context.Background() }
+func (e *env) ctx() context.Context {
+	if e.base == nil {
+		return context.Background()
+	}
+	return e.base
+}
 
-func (e *env) queue(t *testing.T, attrs map[string]string) string {
+func (e *env) queue(t caseT, attrs map[string]string) string {
 	t.Helper()
 	return e.createQueue(t, "std", attrs)
 }
 
-func (e *env) fifo(t *testing.T, attrs map[string]string) string {
+func (e *env) fifo(t caseT, attrs map[string]string) string {
 	t.Helper()
 	return e.createQueue(t, "q.fifo", attrs)
 }
 
-func (e *env) send(t *testing.T, url, body string, fns ...func(*sqs.SendMessageInput)) *sqs.SendMessageOutput {
+func (e *env) send(t caseT, url, body string, fns ...func(*sqs.SendMessageInput)) *sqs.SendMessageOutput {
 	t.Helper()
 	in := &sqs.SendMessageInput{QueueUrl: aws.String(url), MessageBody: aws.String(body)}
 	for _, fn := range fns {
@@ -134,13 +167,13 @@ func dedup(d string) func(*sqs.SendMessageInput) {
 	return func(in *sqs.SendMessageInput) { in.MessageDeduplicationId = aws.String(d) }
 }
 
-func (e *env) sendFIFO(t *testing.T, url, g, body string) *sqs.SendMessageOutput {
+func (e *env) sendFIFO(t caseT, url, g, body string) *sqs.SendMessageOutput {
 	t.Helper()
 	return e.send(t, url, body, group(g), dedup(body))
 }
 
 // receive does one receive without waiting unless in says otherwise.
-func (e *env) receive(t *testing.T, url string, fns ...func(*sqs.ReceiveMessageInput)) []types.Message {
+func (e *env) receive(t caseT, url string, fns ...func(*sqs.ReceiveMessageInput)) []types.Message {
 	t.Helper()
 	in := &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10, MessageSystemAttributeNames: []types.MessageSystemAttributeName{"All"}, MessageAttributeNames: []string{"All"}}
 	for _, fn := range fns {
@@ -165,7 +198,7 @@ func wait(s int32) func(*sqs.ReceiveMessageInput) {
 	return func(in *sqs.ReceiveMessageInput) { in.WaitTimeSeconds = s }
 }
 
-func (e *env) delete(t *testing.T, url string, m types.Message) {
+func (e *env) delete(t caseT, url string, m types.Message) {
 	t.Helper()
 	if _, err := e.api.DeleteMessage(e.ctx(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
 		t.Fatalf("delete: %v", err)
@@ -178,7 +211,7 @@ func (e *env) changeVisibility(url string, m types.Message, s int32) error {
 }
 
 // attrs reads queue attributes.
-func (e *env) attrs(t *testing.T, url string, names ...types.QueueAttributeName) map[string]string {
+func (e *env) attrs(t caseT, url string, names ...types.QueueAttributeName) map[string]string {
 	t.Helper()
 	if len(names) == 0 {
 		names = []types.QueueAttributeName{"All"}
@@ -191,7 +224,7 @@ func (e *env) attrs(t *testing.T, url string, names ...types.QueueAttributeName)
 }
 
 // counts returns the visible, in-flight and delayed counters.
-func (e *env) counts(t *testing.T, url string) (visible, inFlight, delayed int) {
+func (e *env) counts(t caseT, url string) (visible, inFlight, delayed int) {
 	t.Helper()
 	a := e.attrs(t, url)
 	n := func(k string) int { v, _ := strconv.Atoi(a[k]); return v }
@@ -208,7 +241,7 @@ func bodies(msgs []types.Message) []string {
 
 // wantCode fails unless err is an API error with code. A backend with
 // PrefixedErrorCodes may add the AWS.SimpleQueueService. prefix.
-func (e *env) wantCode(t *testing.T, err error, code string) {
+func (e *env) wantCode(t caseT, err error, code string) {
 	t.Helper()
 	if err == nil {
 		t.Fatalf("expect error %s, got none", code)
@@ -232,7 +265,7 @@ func (e *env) wantCode(t *testing.T, err error, code string) {
 func wantType[T any, PT interface {
 	*T
 	error
-}](t *testing.T, err error) {
+}](t caseT, err error) {
 	t.Helper()
 	var target PT
 	if !errors.As(err, &target) {
@@ -240,14 +273,14 @@ func wantType[T any, PT interface {
 	}
 }
 
-func equal[T comparable](t *testing.T, what string, want, got T) {
+func equal[T comparable](t caseT, what string, want, got T) {
 	t.Helper()
 	if want != got {
 		t.Fatalf("%s: expect %v, got %v", what, want, got)
 	}
 }
 
-func equalSlices[T comparable](t *testing.T, what string, want, got []T) {
+func equalSlices[T comparable](t caseT, what string, want, got []T) {
 	t.Helper()
 	if len(want) != len(got) {
 		t.Fatalf("%s: expect %v, got %v", what, want, got)

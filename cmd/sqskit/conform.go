@@ -1,12 +1,3 @@
-//go:build sqstestcheck
-
-// This file needs sqstest.Check, on its way to main (wt/conform). Until it
-// lands the file is left out of the build; conform_off.go stands in. Once
-// it is in main, delete conform_off.go and the build line above, and take
-// Skips from internal/fauxqs/emulator, which links no package testing
-// (internal/fauxqs does; it is imported here because go mod tidy reads
-// this file too, and the emulator package is not in main yet).
-
 package main
 
 import (
@@ -18,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/spf13/cobra"
 
-	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/internal/fauxqs/emulator"
 	"github.com/sqskit/sqskit/sqstest"
 )
 
@@ -36,7 +27,7 @@ type conformReport struct {
 // knownGaps are the backends whose known failures --known-gaps names.
 var knownGaps = map[string]func() sqstest.Harness{
 	"fauxqs": func() sqstest.Harness {
-		return sqstest.Harness{Skip: fauxqs.Skips(), PrefixedErrorCodes: true}
+		return sqstest.Harness{Skip: emulator.Skips(), PrefixedErrorCodes: true}
 	},
 }
 

@@ -1,5 +1,3 @@
-//go:build sqstestcheck
-
 package main
 
 import (
@@ -12,8 +10,6 @@ import (
 	"github.com/sqskit/sqskit/sqsfake"
 	"github.com/sqskit/sqskit/sqstest"
 )
-
-func init() { buildTags = "sqstestcheck" }
 
 // conform against fauxqs with its known gaps gives the verdicts sqstest's
 // own fauxqs run gives (TestConformanceFauxqs): compared case by case with
