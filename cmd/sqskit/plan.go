@@ -12,8 +12,12 @@ import (
 // SQS's published quotas and prices that plan uses, with where they come
 // from. Quotas: the SQS Developer Guide, "Amazon SQS message quotas"
 // (docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/quotas-messages.html)
-// and troubleshooting-fifo-throttling-issues.html. Prices: aws.amazon.com/sqs/pricing, US East
-// (N. Virginia), first 100 billion requests a month, read 2026-11-27.
+// and troubleshooting-fifo-throttling-issues.html. Prices: the rates of
+// aws.amazon.com/sqs/pricing for US East (N. Virginia), first 100 billion
+// requests a month ($0.40 standard, $0.50 FIFO, each 64 KiB of payload one
+// request), as quoted by cloudburn.io (March 2026) and factualminds.com
+// (June 2026); the pricing page itself was not read when this was written
+// (2026-11-27).
 const (
 	fifoCallsPerSecond = 300     // per API action, FIFO without high throughput
 	htCallsPerSecond   = 70000   // per API action, high-throughput FIFO, in the largest regions
@@ -25,7 +29,7 @@ const (
 	priceStandard      = 0.40 // USD per million requests
 	priceFIFO          = 0.50
 	quotaSource        = "SQS Developer Guide, Amazon SQS message quotas"
-	priceSource        = "aws.amazon.com/sqs/pricing, us-east-1, first 100 billion requests/month, read 2026-11-27"
+	priceSource        = "aws.amazon.com/sqs/pricing (us-east-1, first 100 billion requests/month) as quoted in 2026; check before you rely on it"
 )
 
 // planLimit is one limit on throughput. MsgsPerSecond is null when the
@@ -90,7 +94,7 @@ cost, from SQS's published quotas and prices:
 
 Cost counts a send, a receive and a delete per batch, each 64 KiB of payload
 billed as one request, at $0.40 (standard) or $0.50 (FIFO) per million
-requests (us-east-1, first 100 billion requests a month, read 2026-11-27;
+requests (us-east-1, first 100 billion requests a month, as quoted in 2026;
 the free tier's first million is not subtracted). Check current prices
 before you quote them.
 
