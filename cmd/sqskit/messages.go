@@ -21,8 +21,8 @@ import (
 	"github.com/sqskit/sqskit/replay"
 )
 
-// receiveNote is said before every peek and show: looking is not free.
-const receiveNote = "note: peeking receives messages, which raises each one's ApproximateReceiveCount; they are made visible again at once"
+// peekNote is said before every peek and show: looking is not free.
+const peekNote = "note: peeking receives messages, which raises each one's ApproximateReceiveCount; they are made visible again at once"
 
 // peekHold is how long a peeked message stays invisible if sqskit cannot
 // release it (killed, or the release call fails): long enough for one
@@ -190,7 +190,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		return peekResult{}, err
 	}
 	res = peekResult{Queue: queueref.Name(url), Messages: []message{}}
-	attrs, err := queueAttributes(ctx, c, url)
+	attrs, err := readAttributes(ctx, c, url)
 	if err != nil {
 		return res, err
 	}
@@ -201,7 +201,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 			return res, err
 		}
 	}
-	fmt.Fprintln(a.term.err, receiveNote)
+	fmt.Fprintln(a.term.err, peekNote)
 
 	var received []types.Message
 	defer func() {
@@ -209,7 +209,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		// what it took.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		res.Released = release(rctx, c, url, received)
+		res.Released = releaseAll(rctx, c, url, received)
 		if err != nil && len(received) > 0 {
 			err = fmt.Errorf("%w (%d of the %d messages received were made visible again; the rest come back within %d s)", err, res.Released, len(received), peekHold)
 		}
@@ -258,9 +258,9 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	return res, nil
 }
 
-// release makes messages visible again at once, in batches of ten, and
+// releaseAll makes messages visible again at once, in batches of ten, and
 // returns how many it released.
-func release(ctx context.Context, c *sqs.Client, url string, ms []types.Message) int {
+func releaseAll(ctx context.Context, c *sqs.Client, url string, ms []types.Message) int {
 	released := 0
 	for chunk := range slices.Chunk(ms, 10) {
 		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))

@@ -246,9 +246,9 @@ func parseRedrive(s string) (redrivePolicy, bool) {
 	return redrivePolicy{dlq: p.Target[strings.LastIndex(p.Target, ":")+1:], maxReceiveCount: n}, true
 }
 
-// queueAttributes reads every attribute of the queue at url; a queue that
+// readAttributes reads every attribute of the queue at url; a queue that
 // does not exist is a bad argument.
-func queueAttributes(ctx context.Context, c *sqs.Client, url string) (map[string]string, error) {
+func readAttributes(ctx context.Context, c *sqs.Client, url string) (map[string]string, error) {
 	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	if err != nil {
 		var missing *types.QueueDoesNotExist
