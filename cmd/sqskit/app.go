@@ -219,14 +219,17 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 	f.StringVar(&a.profile, "profile", "", "AWS profile from ~/.aws/config (default: AWS_PROFILE)")
 	f.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	f.BoolVar(&a.yes, "yes", false, "make the change without asking: required without a terminal")
-	// Each command lives in its own file.
-	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a), newConformCmd(a))
 	// Before the built-in commands are made: completion binds its output
 	// when it is created.
 	root.SetIn(a.term.in)
 	root.SetOut(a.term.out)
 	root.SetErr(a.term.err)
-	withBuiltinExamples(root)
+	// Once the commands below are added (cobra makes completion only for a
+	// root with subcommands), and before the caller gets root.
+	defer withBuiltinExamples(root)
+
+	// Each command lives in its own file.
+	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a), newConformCmd(a))
 	return root
 }
 
