@@ -399,3 +399,27 @@ func TestQueuesSourcesWithoutTheAPI(t *testing.T) {
 		t.Errorf("expect orders-dlq fed by orders, from the policies, got %+v (queues %v)", q, slices.Sorted(maps.Keys(byName)))
 	}
 }
+
+// Progress is drawn on standard error only for people at a terminal: not
+// for scripts (-o json) and not when standard error is no terminal.
+func TestProgressOnlyAtATerminal(t *testing.T) {
+	for _, tc := range []struct {
+		visible bool
+		output  string
+		want    string
+	}{
+		{true, "table", "\rconform [===============               ] 1/2\rconform [==============================] 2/2\n"},
+		{true, "json", ""},
+		{false, "table", ""},
+	} {
+		var errOut strings.Builder
+		a := &app{term: terminal{err: &errOut, progressVisible: tc.visible}, output: tc.output}
+		p := a.progress("conform", 2)
+		p.add(1)
+		p.add(1)
+		p.finish()
+		if errOut.String() != tc.want {
+			t.Errorf("visible %v, -o %s: expect %q, got %q", tc.visible, tc.output, tc.want, errOut.String())
+		}
+	}
+}
