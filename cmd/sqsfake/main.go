@@ -32,6 +32,14 @@
 //	-account id        account in queue URLs and ARNs (default 123456789012)
 //	-max-requests n    requests served at once, long polls included (default 1024)
 //	-quiet             no request log
+//	-fail spec         a fault: OPERATION[@QUEUE]:N[:internal|throttled|lost]
+//	                   fails the next N calls (lost: after they took effect);
+//	                   repeatable
+//	-quota-fifo r      throttle each action on each FIFO queue to r calls/s
+//	-quota-standard r  the same on standard queues
+//
+// The flags and the serve loop live in internal/fakeserve, shared with
+// `sqskit serve`.
 //
 // Limits, so that a misbehaving client cannot exhaust the process: a
 // request body is at most 8 MiB (a larger declared Content-Length is
@@ -50,21 +58,13 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
-	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/sqskit/sqskit/sqsfake"
+	"github.com/sqskit/sqskit/internal/fakeserve"
 )
 
 func main() {
@@ -76,127 +76,8 @@ func main() {
 	}
 }
 
-// queueFlags collects repeated -queue flags.
-type queueFlags []string
-
-func (q *queueFlags) String() string     { return strings.Join(*q, " ") }
-func (q *queueFlags) Set(v string) error { *q = append(*q, v); return nil }
-
-// shutdownGrace is how long a shutdown waits for requests in progress.
-const shutdownGrace = 5 * time.Second
-
 // run serves until ctx ends. It reports the base URL on ready once it
 // listens, if ready is not nil.
 func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
-	fs := flag.NewFlagSet("sqsfake", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:9324", "where to listen, host:port")
-	region := fs.String("region", "us-east-1", "region in queue ARNs")
-	account := fs.String("account", "123456789012", "account id in queue URLs and ARNs")
-	quiet := fs.Bool("quiet", false, "no request log")
-	maxRequests := fs.Int("max-requests", 1024, "requests served at once, long polls included; more are answered 503")
-	var queues queueFlags
-	fs.Var(&queues, "queue", "queue to create at start: NAME[,ATTRIBUTE=VALUE...][,dlq=NAME][,maxReceiveCount=N]; repeatable")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if *maxRequests < 1 {
-		return fmt.Errorf("-max-requests %d: must be at least 1", *maxRequests)
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	srv := sqsfake.New(func(o *sqsfake.Options) {
-		o.Region, o.AccountID = *region, *account
-		if !*quiet {
-			o.Logger = logger
-		}
-	})
-	if err := createQueues(ctx, srv, *region, *account, queues); err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	hs, err := sqsfake.NewHTTPServer(srv, func(o *sqsfake.HTTPOptions) { o.Listener, o.MaxConcurrentRequests = l, *maxRequests })
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	logger.Info("sqsfake listening", "url", hs.URL, "queues", len(queues))
-	if ready != nil {
-		ready <- hs.URL
-	}
-	<-ctx.Done()
-	logger.Info("sqsfake shutting down")
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
-	defer cancel()
-	return hs.Shutdown(sctx)
-}
-
-// queueSpec is one -queue flag.
-type queueSpec struct {
-	name            string
-	attrs           map[string]string
-	dlq             string
-	maxReceiveCount string
-}
-
-func parseQueueSpec(spec string) (queueSpec, error) {
-	parts := strings.Split(spec, ",")
-	q := queueSpec{name: strings.TrimSpace(parts[0]), attrs: map[string]string{}, maxReceiveCount: "3"}
-	if q.name == "" {
-		return q, fmt.Errorf("-queue %q: no queue name", spec)
-	}
-	for _, p := range parts[1:] {
-		k, v, ok := strings.Cut(p, "=")
-		if !ok || k == "" {
-			return q, fmt.Errorf("-queue %q: %q is not ATTRIBUTE=VALUE", spec, p)
-		}
-		switch k {
-		case "dlq":
-			q.dlq = v
-		case "maxReceiveCount":
-			q.maxReceiveCount = v
-		default:
-			q.attrs[k] = v
-		}
-	}
-	if strings.HasSuffix(q.name, ".fifo") {
-		q.attrs["FifoQueue"] = "true"
-	}
-	return q, nil
-}
-
-// createQueues creates every queue, then sets redrive policies, so a -queue
-// may name a dead-letter queue given after it.
-func createQueues(ctx context.Context, srv *sqsfake.Server, region, account string, specs []string) error {
-	client := srv.Client()
-	parsed := make([]queueSpec, len(specs))
-	urls := make([]*string, len(specs))
-	for i, spec := range specs {
-		q, err := parseQueueSpec(spec)
-		if err != nil {
-			return err
-		}
-		parsed[i] = q
-		out, err := client.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(q.name), Attributes: q.attrs})
-		if err != nil {
-			return fmt.Errorf("-queue %q: %w", spec, err)
-		}
-		urls[i] = out.QueueUrl
-	}
-	for i, q := range parsed {
-		if q.dlq == "" {
-			continue
-		}
-		policy := fmt.Sprintf(`{"deadLetterTargetArn":"arn:aws:sqs:%s:%s:%s","maxReceiveCount":%q}`, region, account, q.dlq, q.maxReceiveCount)
-		_, err := client.SetQueueAttributes(ctx, &sqs.SetQueueAttributesInput{QueueUrl: urls[i], Attributes: map[string]string{"RedrivePolicy": policy}})
-		if err != nil {
-			return fmt.Errorf("-queue %q: redrive to %s: %w", specs[i], q.dlq, err)
-		}
-	}
-	return nil
+	return fakeserve.Run(ctx, "sqsfake", args, stderr, ready)
 }

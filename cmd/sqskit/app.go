@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -83,6 +84,10 @@ type app struct {
 	// environment; tests give sqsfake's.
 	newClient func(ctx context.Context) (*sqs.Client, error)
 	client    *sqs.Client
+
+	// shortPoll makes peek's and show's receives return at once (tests on
+	// a manual clock, where a long poll would wait for the test).
+	shortPoll bool
 }
 
 // sqs is the client, built once.
@@ -158,9 +163,6 @@ func run(ctx context.Context, args []string, t terminal) int {
 func runApp(ctx context.Context, args []string, a *app) int {
 	root := newRoot(a)
 	root.SetArgs(args)
-	root.SetIn(a.term.in)
-	root.SetOut(a.term.out)
-	root.SetErr(a.term.err)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		fmt.Fprintln(a.term.err, "sqskit:", err)
@@ -183,6 +185,9 @@ terminal, a typed confirmation).
 
 Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 3 not confirmed (nothing was changed); 4 conform found failing cases.`,
+		Example: `  sqskit queues
+  sqskit peek orders-dlq -n 20
+  sqskit --endpoint-url http://127.0.0.1:9324 --region us-east-1 queues -o json`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -196,6 +201,12 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 			if a.output != "table" && a.output != "json" {
 				return usageError("-o %q: want table or json", a.output)
 			}
+			if a.endpoint != "" {
+				u, err := url.Parse(a.endpoint)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return usageError("--endpoint-url %q: want http:// or https:// and a host", a.endpoint)
+				}
+			}
 			return nil
 		},
 	}
@@ -208,7 +219,34 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 	f.StringVar(&a.profile, "profile", "", "AWS profile from ~/.aws/config (default: AWS_PROFILE)")
 	f.StringVarP(&a.output, "output", "o", "table", "output format: table or json")
 	f.BoolVar(&a.yes, "yes", false, "make the change without asking: required without a terminal")
+	// Before the built-in commands are made: completion binds its output
+	// when it is created.
+	root.SetIn(a.term.in)
+	root.SetOut(a.term.out)
+	root.SetErr(a.term.err)
+	// Once the commands below are added (cobra makes completion only for a
+	// root with subcommands), and before the caller gets root.
+	defer withBuiltinExamples(root)
+
 	// Each command lives in its own file.
-	root.AddCommand()
+	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a), newConformCmd(a))
 	return root
+}
+
+// withBuiltinExamples adds cobra's help and completion commands now rather
+// than at Execute, so that they too carry examples.
+func withBuiltinExamples(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  sqskit help peek\n  sqskit peek --help"
+		case "completion":
+			c.Example = "  source <(sqskit completion bash)\n  sqskit completion zsh > \"${fpath[1]}/_sqskit\""
+			for _, sh := range c.Commands() {
+				sh.Example = fmt.Sprintf("  sqskit completion %s", sh.Name())
+			}
+		}
+	}
 }

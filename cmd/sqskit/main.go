@@ -4,7 +4,7 @@
 // replayer's guarantees, starts and follows redrives, purges, certifies any
 // SQS endpoint with sqstest's cases, plans capacity, and serves sqsfake.
 //
-//	go install github.com/sqskit/sqskit/cmd/sqskit@latest
+//	cd cmd/sqskit && go install .   # from a clone (go.mod replaces the library with ../..)
 //	sqskit queues
 //	sqskit peek orders-dlq
 //	sqskit replay orders-dlq --reason HandlerFailed        # a dry run

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,9 +19,22 @@ func (a *app) emit(v any, table func(w io.Writer)) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	}
-	tw := tabwriter.NewWriter(a.term.out, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	table(tw)
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// An empty last cell leaves padding behind: trim it, so the lines
+	// can be pasted and diffed as they are.
+	lines := strings.SplitAfter(buf.String(), "\n")
+	for i, l := range lines {
+		if body, ok := strings.CutSuffix(l, "\n"); ok {
+			lines[i] = strings.TrimRight(body, " ") + "\n"
+		}
+	}
+	_, err := io.WriteString(a.term.out, strings.Join(lines, ""))
+	return err
 }
 
 // row writes one table row: its cells separated by tabs.
