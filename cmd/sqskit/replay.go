@@ -424,11 +424,13 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 		}
 	}
 	todo := make(map[string]string, len(p.Selected))
+	order := make([]string, 0, len(p.Selected))
 	for _, s := range p.Selected {
 		todo[s.ID] = s.target
+		order = append(order, s.ID)
 	}
 	bar := a.progress("replay", len(todo))
-	res, runErr := executeReplay(ctx, c, q.source, todo, policy, func(string) { bar.add(1) })
+	res, runErr := executeReplay(ctx, c, q.source, order, todo, policy, func(string) { bar.add(1) })
 	bar.finish()
 	res.Queue = q.source
 	res.Skipped = p.NotSelected + len(p.NotReplayable)

@@ -291,8 +291,9 @@ type movedMessage struct {
 
 // executeReplay moves the messages todo names (id → target URL) from
 // source, one engine pass per target, in up to replayRounds rounds for
-// those that failed. onMoved is called for each message moved.
-func executeReplay(ctx context.Context, c *sqs.Client, source string, todo map[string]string, policy replay.Policy, onMoved func(id string)) (*replayResult, error) {
+// those that failed, and reports them in the order order lists them.
+// onMoved is called for each message moved.
+func executeReplay(ctx context.Context, c *sqs.Client, source string, order []string, todo map[string]string, policy replay.Policy, onMoved func(id string)) (*replayResult, error) {
 	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}, Note: receiveNote}
 	var mu sync.Mutex
 	moved := map[string]string{}
@@ -335,7 +336,7 @@ rounds:
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	for _, id := range sortedKeys(todo) {
+	for _, id := range order {
 		if target, ok := moved[id]; ok {
 			res.Messages = append(res.Messages, movedMessage{ID: id, Target: targetName(target)})
 			continue

@@ -99,6 +99,7 @@ func rehearse(ctx context.Context, c *sqs.Client, q *replayQueues, p *replayPlan
 		}
 	}
 	todo := map[string]string{}
+	var order []string
 	realID := map[string]string{} // copy's id → real id
 	for _, m := range sample {
 		in := &sqs.SendMessageInput{QueueUrl: aws.String(source), MessageBody: m.msg.Body, MessageAttributes: cleanAttributes(m.msg.MessageAttributes)}
@@ -115,9 +116,10 @@ func rehearse(ctx context.Context, c *sqs.Client, q *replayQueues, p *replayPlan
 			return nil, fmt.Errorf("rehearsal: copy message %s: %w", m.ID, err)
 		}
 		todo[aws.ToString(out.MessageId)] = targets[m.target]
+		order = append(order, aws.ToString(out.MessageId))
 		realID[aws.ToString(out.MessageId)] = m.ID
 	}
-	res, err := executeReplay(ctx, fc, source, todo, policy, func(string) {})
+	res, err := executeReplay(ctx, fc, source, order, todo, policy, func(string) {})
 	if err != nil {
 		return nil, fmt.Errorf("rehearsal: %w", err)
 	}

@@ -78,6 +78,7 @@ type dlqMsg struct {
 // maxReceiveCount).
 func (w *dlqWorld) deadLetter(t *testing.T, msgs ...dlqMsg) {
 	t.Helper()
+	want := w.count(t, w.dlq) + len(msgs)
 	for _, m := range msgs {
 		w.sendTo(t, w.main, m)
 		time.Sleep(time.Millisecond)
@@ -92,12 +93,12 @@ func (w *dlqWorld) deadLetter(t *testing.T, msgs ...dlqMsg) {
 	time.Sleep(2 * time.Second)
 	for range 50 {
 		w.receive(t, w.main, 1)
-		if w.count(t, w.dlq) == len(msgs) {
+		if w.count(t, w.dlq) == want {
 			break
 		}
 	}
-	if n := w.count(t, w.dlq); n != len(msgs) {
-		t.Fatalf("expect %d messages in the DLQ, got %d", len(msgs), n)
+	if n := w.count(t, w.dlq); n != want {
+		t.Fatalf("expect %d messages in the DLQ, got %d", want, n)
 	}
 	// Learn their DLQ ids for the goldens, then make them visible again.
 	for _, m := range w.receiveAll(t, w.dlq) {
@@ -195,16 +196,20 @@ func (w *dlqWorld) visible(t *testing.T, url string) int {
 }
 
 // normalize replaces message ids by their bodies, so outputs compare
-// across runs.
+// across runs; in tables padded to an id's width, so columns stay aligned.
 func (w *dlqWorld) normalize(s string) string {
+	pad := !strings.HasPrefix(s, "{")
 	ids := make([]string, 0, len(w.ids))
 	for id := range w.ids {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		// Padded to an id's width, so tables stay aligned.
-		s = strings.ReplaceAll(s, id, fmt.Sprintf("%-*s", len(id), "id("+w.ids[id]+")"))
+		name := "id(" + w.ids[id] + ")"
+		if pad {
+			name = fmt.Sprintf("%-*s", len(id), name)
+		}
+		s = strings.ReplaceAll(s, id, name)
 	}
 	return s
 }
@@ -265,4 +270,54 @@ func replayDecodeAll(t *testing.T, s string) []map[string]any {
 		t.Fatalf("expect JSON output, got %q", s)
 	}
 	return out
+}
+
+// takeAll receives and deletes everything in url, in delivery order (on a
+// FIFO queue a group's next message comes only once the earlier is gone).
+func (w *dlqWorld) takeAll(t *testing.T, url string) []types.Message {
+	t.Helper()
+	var all []types.Message
+	for range 1000 {
+		got := w.receive(t, url, 60)
+		if len(got) == 0 {
+			return all
+		}
+		for _, m := range got {
+			if _, err := w.api.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		all = append(all, got...)
+	}
+	t.Fatal("expect the queue to empty")
+	return nil
+}
+
+func bodies(msgs []types.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = aws.ToString(m.Body)
+	}
+	return out
+}
+
+// mixed is a DLQ of six messages: three of tenant acme, one with a body
+// mentioning "refund", two sent an hour earlier.
+func mixed(t *testing.T, fifo bool) *dlqWorld {
+	t.Helper()
+	w := newDLQWorld(t, fifo)
+	g := func(s string) string {
+		if fifo {
+			return s
+		}
+		return ""
+	}
+	w.deadLetter(t, dlqMsg{body: "old-1", group: g("g1"), attrs: map[string]string{"tenant": "acme"}},
+		dlqMsg{body: "old-2", group: g("g2"), attrs: map[string]string{"tenant": "globex"}})
+	time.Sleep(time.Hour)
+	w.deadLetter(t, dlqMsg{body: "new-1", group: g("g1"), attrs: map[string]string{"tenant": "acme"}},
+		dlqMsg{body: "new-2 refund", group: g("g2"), attrs: map[string]string{"tenant": "globex", replay.DefaultCounterAttribute: "2"}},
+		dlqMsg{body: "new-3", group: g("g3"), attrs: map[string]string{"tenant": "acme"}},
+		dlqMsg{body: "new-4", group: g("g3")})
+	return w
 }
