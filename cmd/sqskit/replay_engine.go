@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -287,6 +289,25 @@ type replayResult struct {
 type movedMessage struct {
 	ID     string `json:"id"`
 	Target string `json:"target"`
+	// Unconfirmed: sent, but the answer to its delete was lost; it was not
+	// in the source on the next pass.
+	Unconfirmed bool `json:"deleteUnconfirmed,omitempty"`
+}
+
+// replayRun is the state of one replay over its passes.
+type replayRun struct {
+	c       *sqs.Client
+	source  string
+	todo    map[string]string // id → target URL
+	policy  replay.Policy
+	onMoved func(id string)
+
+	mu       sync.Mutex
+	moved    map[string]string // id → target
+	lastErr  map[string]string // id → why it did not move
+	sentOnly map[string]bool   // sent, delete failed: maybe moved
+	gone     map[string]bool   // sent, then not in the source on the next pass
+	seen     map[string]bool   // received in the current round
 }
 
 // executeReplay moves the messages todo names (id → target URL) from
@@ -294,31 +315,21 @@ type movedMessage struct {
 // those that failed, and reports them in the order order lists them.
 // onMoved is called for each message moved.
 func executeReplay(ctx context.Context, c *sqs.Client, source string, order []string, todo map[string]string, policy replay.Policy, onMoved func(id string)) (*replayResult, error) {
-	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}, Note: receiveNote}
-	var mu sync.Mutex
-	moved := map[string]string{}
-	lastErr := map[string]string{}
-	pending := func() map[string][]string {
-		mu.Lock()
-		defer mu.Unlock()
-		byTarget := map[string][]string{}
-		for id, target := range todo {
-			if _, ok := moved[id]; !ok {
-				byTarget[target] = append(byTarget[target], id)
-			}
-		}
-		return byTarget
-	}
+	r := &replayRun{c: c, source: source, todo: todo, policy: policy, onMoved: onMoved,
+		moved: map[string]string{}, lastErr: map[string]string{}, sentOnly: map[string]bool{}, gone: map[string]bool{}}
 	var runErr error
 rounds:
 	for round := 0; round < replayRounds; round++ {
-		byTarget := pending()
+		byTarget := r.pending()
 		if len(byTarget) == 0 {
 			break
 		}
-		before := len(moved)
+		r.mu.Lock()
+		before, wasSent := len(r.moved), maps.Clone(r.sentOnly)
+		r.seen = map[string]bool{}
+		r.mu.Unlock()
 		for _, target := range sortedKeys(byTarget) {
-			if err := replayPass(ctx, c, source, target, todo, policy, &mu, moved, lastErr, onMoved); err != nil {
+			if err := r.pass(ctx, target); err != nil {
 				runErr = err
 				break rounds
 			}
@@ -327,22 +338,39 @@ rounds:
 				break rounds
 			}
 		}
-		mu.Lock()
-		progress := len(moved) > before
-		mu.Unlock()
+		r.mu.Lock()
+		// Sent in an earlier round, delete failed, and not in the source
+		// now (it was released, so it would have been received): the
+		// delete took effect and only its answer was lost.
+		for id := range wasSent {
+			if _, ok := r.moved[id]; !ok && !r.seen[id] {
+				r.moved[id], r.gone[id] = r.todo[id], true
+				delete(r.lastErr, id)
+				r.onMoved(id)
+			}
+		}
+		progress := len(r.moved) > before
+		r.mu.Unlock()
 		if !progress {
 			break
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}, Note: receiveNote}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, id := range order {
-		if target, ok := moved[id]; ok {
-			res.Messages = append(res.Messages, movedMessage{ID: id, Target: targetName(target)})
+		if target, ok := r.moved[id]; ok {
+			res.Messages = append(res.Messages, movedMessage{ID: id, Target: targetName(target), Unconfirmed: r.gone[id]})
 			continue
 		}
-		why := lastErr[id]
-		if why == "" {
+		why := r.lastErr[id]
+		switch {
+		case why != "":
+		case r.seen[id] && sqsrule.IsFIFO(source):
+			why = "waiting behind an earlier message of its FIFO group that did not move"
+		case r.seen[id]:
+			why = "received, not moved"
+		default:
 			why = "not received again (in flight elsewhere, or deleted by another reader)"
 		}
 		res.Failures = append(res.Failures, unfit{id, why})
@@ -351,57 +379,84 @@ rounds:
 	return res, runErr
 }
 
-// replayPass is one Drain of source that replays the pending messages of
-// todo bound for target, then releases everything else it received.
-func replayPass(ctx context.Context, c *sqs.Client, source, target string, todo map[string]string, policy replay.Policy,
-	mu *sync.Mutex, moved, lastErr map[string]string, onMoved func(string)) error {
-	t := newTracker(c, source)
-	r, err := replay.New(t, source, noEscalation(source), func(o *replay.Options) {
+// pending lists the messages not moved yet, by target.
+func (r *replayRun) pending() map[string][]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	byTarget := map[string][]string{}
+	for id, target := range r.todo {
+		if _, ok := r.moved[id]; !ok {
+			byTarget[target] = append(byTarget[target], id)
+		}
+	}
+	return byTarget
+}
+
+func (r *replayRun) isMoved(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.moved[id]
+	return ok
+}
+
+func (r *replayRun) fail(id, why string) {
+	r.mu.Lock()
+	r.lastErr[id] = why
+	r.mu.Unlock()
+}
+
+// pass is one Drain of the source that replays the pending messages bound
+// for target, then releases everything else it received.
+func (r *replayRun) pass(ctx context.Context, target string) error {
+	t := newTracker(r.c, r.source)
+	rp, err := replay.New(t, r.source, noEscalation(r.source), func(o *replay.Options) {
 		o.Target = target
-		o.Policy = policy
+		o.Policy = r.policy
 		o.VisibilityTimeout = replayVisibility
 		o.Filter = func(m *types.Message) bool {
 			id := aws.ToString(m.MessageId)
-			mu.Lock()
-			_, done := moved[id]
-			mine := todo[id] == target && !done
-			mu.Unlock()
-			return mine && policy.Decide(m, time.Now()).Action == replay.Replay
+			r.mu.Lock()
+			_, done := r.moved[id]
+			mine := r.todo[id] == target && !done
+			r.mu.Unlock()
+			return mine && r.policy.Decide(m, time.Now()).Action == replay.Replay
 		}
 		o.Hooks.Replayed = func(_ context.Context, m *types.Message, _ replay.Decision, to string) {
 			id := aws.ToString(m.MessageId)
-			mu.Lock()
-			moved[id] = to
-			delete(lastErr, id)
-			mu.Unlock()
-			onMoved(id)
+			r.mu.Lock()
+			r.moved[id] = to
+			delete(r.lastErr, id)
+			r.mu.Unlock()
+			r.onMoved(id)
 		}
 		o.Hooks.Failed = func(_ context.Context, m *types.Message, err error) {
-			mu.Lock()
-			lastErr[aws.ToString(m.MessageId)] = shortError(err)
-			mu.Unlock()
+			id := aws.ToString(m.MessageId)
+			r.mu.Lock()
+			r.lastErr[id] = shortError(err)
+			if strings.Contains(err.Error(), "the delete from the DLQ failed") {
+				r.sentOnly[id] = true
+			}
+			r.mu.Unlock()
 		}
 		o.Hooks.Rejected = func(_ context.Context, m *types.Message, _ replay.Decision, err error) {
-			mu.Lock()
-			lastErr[aws.ToString(m.MessageId)] = "SQS refuses it in every form: " + shortError(err)
-			mu.Unlock()
+			r.fail(aws.ToString(m.MessageId), "SQS refuses it in every form: "+shortError(err))
 		}
 		o.Hooks.Escalated = func(_ context.Context, m *types.Message, d replay.Decision) {
-			mu.Lock()
-			lastErr[aws.ToString(m.MessageId)] = fmt.Sprintf("escalated (%s)", d.Reason)
-			mu.Unlock()
+			r.fail(aws.ToString(m.MessageId), fmt.Sprintf("escalated (%s)", d.Reason))
 		}
 	})
 	if err != nil {
 		return err
 	}
-	_, err = r.Drain(ctx)
-	t.release(ctx, func(id string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		_, ok := moved[id]
-		return ok
-	})
+	_, err = rp.Drain(ctx)
+	t.release(ctx, r.isMoved)
+	t.mu.Lock()
+	r.mu.Lock()
+	for id := range t.handle {
+		r.seen[id] = true
+	}
+	r.mu.Unlock()
+	t.mu.Unlock()
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return ctx.Err()
 	}
