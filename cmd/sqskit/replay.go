@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -332,6 +333,36 @@ func (q *replayQueues) urlOfArn(ctx context.Context, c *sqs.Client, arn string) 
 	return q.arnToURL[arn], ""
 }
 
+// checkParkedFrom accepts a source named by a message's metadata (which
+// whoever sent the message wrote) only when that queue really dead-letters
+// to the queue the metadata says the message was parked from: a message
+// cannot send itself to any queue it names.
+func (q *replayQueues) checkParkedFrom(ctx context.Context, c *sqs.Client, url, from string) string {
+	if from == "" {
+		return "its replay metadata names a source but no queue it was parked from: pass --to"
+	}
+	key := url + "\x00" + from
+	if why, ok := q.targetErr[key]; ok {
+		return why
+	}
+	why := ""
+	attrs, err := queueAttributes(ctx, c, url, url)
+	var rp struct {
+		DeadLetterTargetArn string `json:"deadLetterTargetArn"`
+	}
+	switch {
+	case err != nil:
+		why = fmt.Sprintf("its source queue %s: %v", queueref.Name(url), shortError(err))
+	case json.Unmarshal([]byte(attrs[string(types.QueueAttributeNameRedrivePolicy)]), &rp) != nil || rp.DeadLetterTargetArn == "":
+		why = fmt.Sprintf("its replay metadata names %s as its source, which dead-letters nowhere: pass --to", queueref.Name(url))
+	case arnName(rp.DeadLetterTargetArn) != queueref.Name(from):
+		why = fmt.Sprintf("its replay metadata names %s as its source, which dead-letters to %s, not to %s where it was parked from: pass --to",
+			queueref.Name(url), arnName(rp.DeadLetterTargetArn), queueref.Name(from))
+	}
+	q.targetErr[key] = why
+	return why
+}
+
 // target is where m goes, or why it goes nowhere. Called from one
 // goroutine at a time (the plan's recorder holds its lock).
 func (q *replayQueues) target(ctx context.Context, c *sqs.Client, m *types.Message, counter string) (string, string) {
@@ -343,6 +374,9 @@ func (q *replayQueues) target(ctx context.Context, c *sqs.Client, m *types.Messa
 		url, why = q.urlOfArn(ctx, c, arn)
 	} else if md, bad := parking.Read(m.MessageAttributes, counter); bad == nil && md.SourceArn != "" {
 		url, why = q.urlOfArn(ctx, c, md.SourceArn)
+		if why == "" {
+			why = q.checkParkedFrom(ctx, c, url, md.From)
+		}
 	} else if len(q.sources) == 1 {
 		url = q.sources[0]
 	} else {

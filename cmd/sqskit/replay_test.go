@@ -321,3 +321,7 @@ func mixed(t *testing.T, fifo bool) *dlqWorld {
 		dlqMsg{body: "new-4", group: g("g3")})
 	return w
 }
+
+func changeVisibility(url string, m types.Message) *sqs.ChangeMessageVisibilityInput {
+	return &sqs.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}
+}

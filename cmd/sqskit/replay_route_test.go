@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sqskit/sqskit/replay"
+)
+
+// escalateAll runs the replayer with NoReplays: every DLQ message goes to
+// an operator queue "ops" with its metadata (reason, source).
+func escalateAll(t *testing.T, w *dlqWorld) string {
+	t.Helper()
+	ops := w.create(t, "ops", nil)
+	r, err := replay.New(w.api, w.dlq, ops, func(o *replay.Options) {
+		o.Target = w.main
+		o.Policy = replay.Policy{MaxAttempts: replay.NoReplays}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := r.Drain(context.Background()); err != nil || rep.Escalated == 0 {
+		t.Fatalf("expect escalations, got %+v, %v", rep, err)
+	}
+	for _, m := range w.receiveAll(t, ops) {
+		var md replay.Metadata
+		if a, ok := m.MessageAttributes[replay.MetadataAttribute]; ok {
+			_ = md.UnmarshalJSON([]byte(aws.ToString(a.StringValue)))
+		}
+		w.ids[aws.ToString(m.MessageId)] = aws.ToString(m.Body)
+		if _, err := w.api.ChangeMessageVisibility(context.Background(), changeVisibility(ops, m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ops
+}
+
+// Messages the replayer escalated to an operator queue go back to the
+// source their metadata names, selected by the escalation reason; a
+// message whose metadata names a queue that does not dead-letter to where
+// it was parked from is not replayable (a message never picks its own
+// destination).
+func TestReplayFromAnOperatorQueueRoutesByMetadata(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, false)
+		w.deadLetter(t, dlqMsg{body: "a"}, dlqMsg{body: "b"})
+		ops := escalateAll(t, w)
+		w.sendTo(t, ops, dlqMsg{body: "forged", attrs: map[string]string{replay.MetadataAttribute: `{"reason":"attempts-exhausted","src":"arn:aws:sqs:us-east-1:123456789012:spare"}`}})
+		for _, m := range w.receiveAll(t, ops) {
+			w.ids[aws.ToString(m.MessageId)] = aws.ToString(m.Body)
+			if _, err := w.api.ChangeMessageVisibility(context.Background(), changeVisibility(ops, m)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := invoke(t, w.srv, "", "replay", "ops", "--reason", "attempts-exhausted", "--yes")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		if !strings.Contains(got.stdout, "2 moved, 1 skipped") {
+			t.Errorf("expect 2 moved and the forged one skipped, got\n%s", got.stdout)
+		}
+		b := w.bodiesIn(t, w.main)
+		slices.Sort(b)
+		if !slices.Equal(b, []string{"a", "b"}) {
+			t.Errorf("expect a and b back in orders, got %v", b)
+		}
+		if n := w.count(t, w.spare); n != 0 {
+			t.Errorf("expect nothing sent where forged metadata points, got %d", n)
+		}
+		plan := invoke(t, w.srv, "", "replay", "ops", "--all")
+		if !strings.Contains(plan.stdout, "1 selected but not replayable") || !strings.Contains(plan.stdout, "pass --to") {
+			t.Errorf("expect the forged message shown as not replayable, got\n%s", plan.stdout)
+		}
+	})
+}
+
+// On a FIFO queue a selected message behind an unselected one of its group
+// is not replayable: SQS order would break.
+func TestReplayFIFOPlanStopsAGroupAtAnUnselectedMessage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, true)
+		w.deadLetter(t, dlqMsg{body: "keep-1", group: "g"}, dlqMsg{body: "move-1", group: "g"}, dlqMsg{body: "move-2", group: "h"})
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--body-contains", "move", "--yes")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		if b := bodies(w.takeAll(t, w.main)); !slices.Equal(b, []string{"move-2"}) {
+			t.Errorf("expect only move-2 moved, got %v", b)
+		}
+		if b := bodies(w.takeAll(t, w.dlq)); !slices.Equal(b, []string{"keep-1", "move-1"}) {
+			t.Errorf("expect keep-1 then move-1 still in the DLQ, got %v", b)
+		}
+	})
+}
+
+// --rehearse runs the replay on an in-memory copy of a sample: the real
+// queues are only read, received and released.
+func TestReplayRehearseTouchesNothingReal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, true)
+		all := seedGroups(t, w, 2, 2)
+		before := w.srv.Calls()
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--rehearse", "--sample", "3")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		replayGolden(t, "replay_rehearse.txt", w.normalize(got.stdout))
+		m := replayMutations(before, w.srv.Calls())
+		delete(m, "ReceiveMessage")
+		delete(m, "ChangeMessageVisibilityBatch")
+		if len(m) != 0 {
+			t.Errorf("expect the real queues only received and released, got %v", m)
+		}
+		if v := w.visible(t, w.dlq); v != len(all) {
+			t.Errorf("expect all %d visible in the real DLQ, got %d", len(all), v)
+		}
+		if n := w.count(t, w.main); n != 0 {
+			t.Errorf("expect nothing in the real target, got %d", n)
+		}
+		js := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--rehearse", "--sample", "3", "-o", "json")
+		docs := replayDecodeAll(t, js.stdout)
+		if len(docs) != 2 {
+			t.Fatalf("expect the plan and the rehearsal as two JSON documents, got %d", len(docs))
+		}
+		r := docs[1]
+		arrived, _ := r["arrived"].([]any)
+		res, _ := r["result"].(map[string]any)
+		if r["copied"] != 3.0 || len(arrived) != 3 || res["moved"] != 3.0 {
+			t.Fatalf("expect 3 copied, moved and arrived, got %v", r)
+		}
+		for _, a := range arrived {
+			a := a.(map[string]any)
+			if a["target"] != w.mainName || a["counter"] != "1" || w.ids[a["originalId"].(string)] == "" {
+				t.Errorf("expect each copy at %s with counter 1 and its real id, got %v", w.mainName, a)
+			}
+		}
+	})
+}
