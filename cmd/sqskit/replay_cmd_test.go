@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 )
 
 // The dry run (no --yes, no terminal) prints the plan, changes nothing but
@@ -210,6 +213,49 @@ func TestReplayNothingSelected(t *testing.T) {
 		if got.code != exitOK || !strings.Contains(got.stdout, "0 selected to replay") {
 			t.Fatalf("expect exit 0 and nothing selected, got %d %q %q", got.code, got.stdout, got.stderr)
 		}
-		_ = time.Second
+	})
+}
+
+// --id selects by MessageId, several times over.
+func TestReplaySelectsByID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		var pick []string
+		for id, body := range w.ids {
+			if body == "old-2" || body == "new-4" {
+				pick = append(pick, "--id", id)
+			}
+		}
+		got := invoke(t, w.srv, "", append([]string{"replay", "orders-dlq", "--yes"}, pick...)...)
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		b := w.bodiesIn(t, w.main)
+		slices.Sort(b)
+		if !slices.Equal(b, []string{"new-4", "old-2"}) {
+			t.Errorf("expect old-2 and new-4 moved, got %v", b)
+		}
+	})
+}
+
+// At a terminal the replay draws its progress on standard error; the
+// output for scripts stays clean.
+func TestReplayDrawsProgressAtATerminal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		var out, errOut bytes.Buffer
+		a := &app{
+			term:      terminal{in: strings.NewReader(""), out: &out, err: &errOut, progressVisible: true},
+			newClient: func(context.Context) (*sqs.Client, error) { return w.srv.Client(), nil },
+		}
+		if code := runApp(t.Context(), []string{"replay", "orders-dlq", "--all", "--yes"}, a); code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "replay [") || !strings.Contains(errOut.String(), "6/6") {
+			t.Errorf("expect a progress bar to 6/6 on stderr, got %q", errOut.String())
+		}
+		if strings.Contains(out.String(), "\r") {
+			t.Errorf("expect no progress in the output, got %q", out.String())
+		}
 	})
 }

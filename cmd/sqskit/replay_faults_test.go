@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -179,6 +180,27 @@ func TestReplayPersistentFailureKeepsEverything(t *testing.T) {
 		replayGolden(t, "replay_failed.txt", w.normalize(got.stdout))
 		if v := w.visible(t, w.dlq); v != len(all) {
 			t.Errorf("expect all %d messages visible in the DLQ, got %d", len(all), v)
+		}
+	})
+}
+
+// A receive whose answer is lost leaves its messages in flight unseen: they
+// are neither planned nor moved, and come back to the DLQ after the
+// visibility timeout; nothing is lost.
+func TestReplayLostReceiveAnswerLosesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, false)
+		all := seedGroups(t, w, 2, 2)
+		w.srv.Inject(sqsfake.Fault{Op: "ReceiveMessage", Queue: w.dlqName, Times: 1, AfterApply: true})
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--yes", "-o", "json")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		res := replayDecodeAll(t, got.stdout)[0]
+		time.Sleep(2 * time.Minute)
+		moved, left := len(w.takeAll(t, w.main)), len(w.takeAll(t, w.dlq))
+		if moved+left != len(all) || float64(moved) != res["moved"] {
+			t.Fatalf("expect the %d messages in orders (%v reported moved) or back in the DLQ, got %d and %d", len(all), res["moved"], moved, left)
 		}
 	})
 }
