@@ -401,8 +401,8 @@ func (r *replayRun) isMoved(id string) bool {
 
 func (r *replayRun) fail(id, why string) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.lastErr[id] = why
-	r.mu.Unlock()
 }
 
 // pass is one Drain of the source that replays the pending messages bound
@@ -430,13 +430,13 @@ func (r *replayRun) pass(ctx context.Context, target string) error {
 			r.onMoved(id)
 		}
 		o.Hooks.Failed = func(_ context.Context, m *types.Message, err error) {
-			id := aws.ToString(m.MessageId)
+			id, why := aws.ToString(m.MessageId), failureReason(err)
 			r.mu.Lock()
-			r.lastErr[id] = shortError(err)
+			defer r.mu.Unlock()
+			r.lastErr[id] = why
 			if strings.Contains(err.Error(), "the delete from the DLQ failed") {
 				r.sentOnly[id] = true
 			}
-			r.mu.Unlock()
 		}
 		o.Hooks.Rejected = func(_ context.Context, m *types.Message, _ replay.Decision, err error) {
 			r.fail(aws.ToString(m.MessageId), "SQS refuses it in every form: "+shortError(err))
@@ -461,4 +461,18 @@ func (r *replayRun) pass(ctx context.Context, target string) error {
 		return ctx.Err()
 	}
 	return err
+}
+
+// failureReason says why a message did not move. When SQS refused the
+// replay as built, the engine tried to park it on the operator queue, which
+// replay never has: the message stays, and the reason is SQS's refusal.
+func failureReason(err error) string {
+	msg := err.Error()
+	var reason string
+	if i := strings.Index(msg, "(reason "); strings.HasPrefix(msg, "consumer: park") && i >= 0 {
+		if _, scanErr := fmt.Sscanf(msg[i+1:], "reason %q", &reason); scanErr == nil {
+			return fmt.Sprintf("SQS refused the replay (%s); replay never escalates, so it stays", reason)
+		}
+	}
+	return shortError(err)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -201,6 +202,25 @@ func TestReplayLostReceiveAnswerLosesNothing(t *testing.T) {
 		moved, left := len(w.takeAll(t, w.main)), len(w.takeAll(t, w.dlq))
 		if moved+left != len(all) || float64(moved) != res["moved"] {
 			t.Fatalf("expect the %d messages in orders (%v reported moved) or back in the DLQ, got %d and %d", len(all), res["moved"], moved, left)
+		}
+	})
+}
+
+// A message SQS refuses as replayed (a sender fault on its entry) is not
+// escalated anywhere: it stays in the DLQ, and the result says why.
+func TestReplayRefusedMessageStays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, false)
+		seedGroups(t, w, 2, 1)
+		w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Entries: &sqsfake.EntryFault{Code: "InvalidParameterValue", SenderFault: true,
+			Match: func(i int, _ string) bool { return i == 0 }}})
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--yes")
+		if got.code != exitFailed || !strings.Contains(got.stdout, "SQS refused the replay (unsendable)") {
+			t.Fatalf("expect exit 1 and the refusal named, got %d\n%s%s", got.code, got.stdout, got.stderr)
+		}
+		moved, left := w.takeAll(t, w.main), w.takeAll(t, w.dlq)
+		if len(moved) != 1 || len(left) != 1 {
+			t.Errorf("expect one moved and the refused one in the DLQ, got %v and %v", bodies(moved), bodies(left))
 		}
 	})
 }
