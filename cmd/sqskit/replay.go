@@ -51,9 +51,10 @@ group keeps its order, and FIFO sends carry deterministic deduplication ids,
 so a replay interrupted and run again sends nothing twice to a FIFO queue.
 
 Where a message goes, unless --to says: the queue SQS names in its
-DeadLetterQueueSourceArn; for a message escalated by the replayer (an operator
-queue), the source its replay metadata names (check the plan: a message's
-attributes are whoever sent it's to write); else the queue's only source queue
+DeadLetterQueueSourceArn; for a message the replayer escalated to an operator
+queue, the source its replay metadata names, if that queue really dead-letters
+to the queue the metadata says the message was parked from (anyone who can
+send to the queue writes its attributes); else the queue's only source queue
 (ListDeadLetterSourceQueues). A message with none of these is not replayable.
 
 Selection: --id (repeatable; the MessageId, or the original id in the replay
