@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/sqsfake"
 )
@@ -221,6 +224,46 @@ func TestReplayRefusedMessageStays(t *testing.T) {
 		moved, left := w.takeAll(t, w.main), w.takeAll(t, w.dlq)
 		if len(moved) != 1 || len(left) != 1 {
 			t.Errorf("expect one moved and the refused one in the DLQ, got %v and %v", bodies(moved), bodies(left))
+		}
+	})
+}
+
+// Interrupted (Ctrl-C) while a send is under way: the command stops with
+// an error, and every message is in the target or back in the DLQ, visible.
+func TestReplayInterruptedLosesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, true)
+		all := seedGroups(t, w, 3, 2)
+		w.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Latency: 10 * time.Second})
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() {
+			time.Sleep(5 * time.Second)
+			cancel()
+		}()
+		var out, errOut bytes.Buffer
+		a := &app{
+			term:      terminal{in: strings.NewReader(""), out: &out, err: &errOut},
+			newClient: func(context.Context) (*sqs.Client, error) { return w.srv.Client(), nil },
+		}
+		code := runApp(ctx, []string{"replay", w.dlqName, "--all", "--yes"}, a)
+		if code == exitOK {
+			t.Fatalf("expect an interrupted replay to fail, got exit 0\n%s", out.String())
+		}
+		time.Sleep(2 * time.Minute) // anything left in flight comes back
+		moved, left := w.takeAll(t, w.main), w.takeAll(t, w.dlq)
+		seen := map[string]int{}
+		for _, b := range append(bodies(moved), bodies(left)...) {
+			seen[b]++
+		}
+		for _, b := range all {
+			if seen[b] == 0 {
+				t.Errorf("lost %s", b)
+			}
+		}
+		for _, b := range bodies(moved) {
+			if seen[b] > 1 {
+				t.Errorf("%s is in both queues", b)
+			}
 		}
 	})
 }
