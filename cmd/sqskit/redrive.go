@@ -30,6 +30,9 @@ messages a second, with new MessageIds and no filter, delay or counter. To move
 selected messages with the replayer's guarantees, use sqskit replay.
 
 Some emulators (fauxqs) have no move tasks: redrive says so and exits 1.`,
+		Example: `  sqskit redrive start orders-dlq --wait --yes
+  sqskit redrive list orders-dlq
+  sqskit redrive cancel eyJ0YXNrSWQiOi… --yes`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageError("redrive: unknown subcommand %q (start, list or cancel)", args[0])
