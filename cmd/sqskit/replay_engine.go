@@ -252,7 +252,11 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		Selected: []plannedMessage{}, NotReplayable: []unfit{}}
 	stopped := map[string]bool{} // FIFO groups stopped by a message not moved
 	for _, s := range list {
+		overMax := max > 0 && len(p.Selected) >= max
 		switch {
+		case fifoSource && stopped[s.Group] && s.selected && s.why == "" && overMax:
+			p.OverMax++
+			continue
 		case fifoSource && stopped[s.Group]:
 			if s.selected {
 				p.NotReplayable = append(p.NotReplayable, unfit{s.ID, "behind an earlier message of its FIFO group that is not replayed"})
@@ -264,7 +268,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 			p.NotSelected++
 		case s.why != "":
 			p.NotReplayable = append(p.NotReplayable, unfit{s.ID, s.why})
-		case max > 0 && len(p.Selected) >= max:
+		case overMax:
 			p.OverMax++
 		default:
 			p.Selected = append(p.Selected, s.plannedMessage)

@@ -141,3 +141,24 @@ func TestReplayRehearseTouchesNothingReal(t *testing.T) {
 		}
 	})
 }
+
+// --max on a FIFO queue takes the oldest messages, each group up to where
+// the limit cuts it; the rest of the group counts as over the limit.
+func TestReplayFIFOMaxCutsGroupsInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, true)
+		seedGroups(t, w, 2, 2) // g0-0 g1-0 g0-1 g1-1
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--max", "3", "-o", "json")
+		v := replayDecodeAll(t, got.stdout)[0]
+		if sel, _ := v["selected"].([]any); len(sel) != 3 || v["overMax"] != 1.0 || len(v["notReplayable"].([]any)) != 0 {
+			t.Fatalf("expect 3 selected and 1 over --max, got %v", v)
+		}
+		got = invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--max", "3", "--yes")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		if b := bodies(w.takeAll(t, w.dlq)); !slices.Equal(b, []string{"g1-1"}) {
+			t.Errorf("expect only g1-1 left, got %v", b)
+		}
+	})
+}
