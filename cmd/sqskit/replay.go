@@ -247,7 +247,6 @@ type replayQueues struct {
 	toAttrs   map[string]string
 	sources   []string          // ListDeadLetterSourceQueues: the queues that dead-letter here
 	arnToURL  map[string]string // known queues by ARN
-	unlisted  bool              // ListDeadLetterSourceQueues is not available
 	targetErr map[string]string // ARN → why it is no target
 }
 
@@ -298,7 +297,6 @@ func resolveReplayQueues(ctx context.Context, a *app, c *sqs.Client, queue, to s
 	if err != nil {
 		// An emulator without the call (fauxqs): routing by
 		// DeadLetterQueueSourceArn and metadata still works.
-		q.unlisted = true
 		return q, nil
 	}
 	q.sources = out.QueueUrls
