@@ -466,7 +466,7 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 	res, runErr := executeReplay(ctx, c, q.source, order, todo, policy, func(string) { bar.add(1) })
 	bar.finish()
 	res.Queue = q.source
-	res.Skipped = p.NotSelected + len(p.NotReplayable)
+	res.Skipped = p.NotSelected + len(p.NotReplayable) + p.OverMax
 	if err := a.emitResult(res); err != nil {
 		return err
 	}
