@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/replay"
 )
 
@@ -159,6 +160,33 @@ func TestReplayFIFOMaxCutsGroupsInOrder(t *testing.T) {
 		}
 		if b := bodies(w.takeAll(t, w.dlq)); !slices.Equal(b, []string{"g1-1"}) {
 			t.Errorf("expect only g1-1 left, got %v", b)
+		}
+	})
+}
+
+// A DLQ fed by two queues: each message goes back to the queue SQS says it
+// came from (one engine pass per target), FIFO order kept in each.
+func TestReplayRoutesEachMessageToItsSource(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, true)
+		billing := w.create(t, "billing.fifo", map[string]string{
+			"RedrivePolicy": `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:123456789012:orders-dlq.fifo","maxReceiveCount":1}`})
+		orders := w.main
+		for _, q := range []string{orders, billing} {
+			w.main = q
+			w.deadLetter(t, dlqMsg{body: queueref.Name(q) + "-1", group: "g"}, dlqMsg{body: queueref.Name(q) + "-2", group: "g"})
+		}
+		w.main = orders
+		got := invoke(t, w.srv, "", "replay", w.dlqName, "--all", "--yes")
+		if got.code != exitOK {
+			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		}
+		replayGolden(t, "replay_two_sources.txt", w.normalize(got.stdout))
+		if b := bodies(w.takeAll(t, orders)); !slices.Equal(b, []string{"orders.fifo-1", "orders.fifo-2"}) {
+			t.Errorf("expect orders' messages back in order, got %v", b)
+		}
+		if b := bodies(w.takeAll(t, billing)); !slices.Equal(b, []string{"billing.fifo-1", "billing.fifo-2"}) {
+			t.Errorf("expect billing's messages back in order, got %v", b)
 		}
 	})
 }
