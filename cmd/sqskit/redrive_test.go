@@ -183,9 +183,3 @@ func TestRedriveSaysWhenTheEndpointHasNoMoveTasks(t *testing.T) {
 		}
 	})
 }
-
-// Against fauxqs as a real process (CI runs it for sqstest): redrive has
-// nothing to drive there.
-func TestRedriveAgainstFauxqs(t *testing.T) {
-	t.Skip("fauxqs has no message move tasks (StartMessageMoveTask answers InvalidAction): TestRedriveSaysWhenTheEndpointHasNoMoveTasks checks the message with that answer injected into sqsfake")
-}
