@@ -248,7 +248,11 @@ func (s *session) build(items []*item) {
 			continue
 		}
 		d := it.decision
-		out := parking.Outgoing{Message: it.msg, Target: it.target, CounterAttribute: s.r.policy.CounterAttribute, Count: d.Attempt,
+		count := d.Attempt
+		if s.r.policy.ResetCounter {
+			count = 0
+		}
+		out := parking.Outgoing{Message: it.msg, Target: it.target, CounterAttribute: s.r.policy.CounterAttribute, Count: count,
 			Attempt: d.Attempt, DelaySeconds: it.delay, Metadata: d.Metadata, MaxMessageBytes: s.r.policy.MaxMessageBytes}
 		m, reason, err := out.Build(parking.FormWhole)
 		if err != nil {

@@ -97,6 +97,14 @@ type Policy struct {
 	// metadata attribute to make room. Default false: such messages are
 	// replayed, and Restore gives the moved attribute back.
 	KeepAttributesInPlace bool
+	// ResetCounter sends each replay without a counter (none in the
+	// attribute, none in the metadata), so that the next replayer to see the
+	// message counts its attempts from the start again: for an operator who
+	// replays messages after fixing their cause. Decide still counts (the
+	// Decision's Attempt, MaxAttempts, the delay), and the deduplication id
+	// still comes from that attempt, so a reset never reuses the id of an
+	// earlier replay. Default false: the counter goes on.
+	ResetCounter bool
 }
 
 // NoReplays is the Policy.MaxAttempts that replays nothing: every message

@@ -229,7 +229,8 @@ Exit codes: 0 done; 1 failed; 2 bad arguments (nothing was changed);
 	defer withBuiltinExamples(root)
 
 	// Each command lives in its own file.
-	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a), newConformCmd(a))
+	root.AddCommand(newQueuesCmd(a), newPeekCmd(a), newShowCmd(a), newPurgeCmd(a), newPlanCmd(a), newServeCmd(a), newConformCmd(a),
+		newReplayCmd(a), newRedriveCmd(a))
 	return root
 }
 
