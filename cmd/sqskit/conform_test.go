@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,14 +13,7 @@ import (
 // own fauxqs run gives (TestConformanceFauxqs): compared case by case with
 // a direct sqstest.Check on the same harness.
 func TestConformFauxqsMatchesSqstest(t *testing.T) {
-	emu, err := fauxqs.Start(t.Context())
-	if errors.Is(err, fauxqs.ErrNotInstalled) && os.Getenv("SQSKIT_REQUIRE_EMULATOR") != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
+	emu := startFauxqs(t)
 
 	got := runBinary(t, emu.Endpoint, "conform", "--known-gaps", "fauxqs", "--prefix", "cli-", "-o", "json")
 	if got.code != exitOK {

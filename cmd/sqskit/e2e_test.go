@@ -172,14 +172,7 @@ func TestEndToEndServe(t *testing.T) {
 
 // The commands against the fauxqs emulator as a process.
 func TestEndToEndFauxqs(t *testing.T) {
-	emu, err := fauxqs.Start(t.Context())
-	if errors.Is(err, fauxqs.ErrNotInstalled) && os.Getenv("SQSKIT_REQUIRE_EMULATOR") != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
+	emu := startFauxqs(t)
 	c := emu.Client()
 	ctx := t.Context()
 	dlqOut, err := c.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String("cli-orders-dlq")})

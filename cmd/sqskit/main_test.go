@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"go.uber.org/goleak"
 
+	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -104,4 +106,19 @@ func mustSucceed(t *testing.T, got invocation) {
 	if got.code != exitOK {
 		t.Fatalf("exit %d, stderr:\n%s", got.code, got.stderr)
 	}
+}
+
+// startFauxqs starts the fauxqs emulator for one test, or skips the test
+// when it is not installed (unless SQSKIT_REQUIRE_EMULATOR=1, as in CI).
+func startFauxqs(t *testing.T) *fauxqs.Emulator {
+	t.Helper()
+	emu, err := fauxqs.Start(t.Context())
+	if errors.Is(err, fauxqs.ErrNotInstalled) && os.Getenv("SQSKIT_REQUIRE_EMULATOR") != "1" {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	return emu
 }

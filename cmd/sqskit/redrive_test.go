@@ -83,7 +83,7 @@ func TestRedriveListAndCancel(t *testing.T) {
 			t.Fatalf("expect one running task with 2 moved, got %v", dec)
 		}
 		table := invoke(t, w.srv, "", "redrive", "list", "orders-dlq")
-		replayGolden(t, "redrive_list.txt", taskHandles.ReplaceAllString(strings.ReplaceAll(table.stdout, handle, "HANDLE"), "HANDLE"))
+		golden(t, "redrive-list", taskHandles.ReplaceAllString(strings.ReplaceAll(table.stdout, handle, "HANDLE"), "HANDLE"))
 
 		before := w.srv.Calls()
 		if got := invoke(t, w.srv, "", "redrive", "cancel", handle); got.code != exitNotConfirmed {

@@ -21,7 +21,7 @@ func TestReplayDryRunPrintsThePlanAndExitsThree(t *testing.T) {
 		if got.code != exitNotConfirmed || !strings.Contains(got.stderr, "not confirmed") {
 			t.Fatalf("expect exit %d, got %d: %s", exitNotConfirmed, got.code, got.stderr)
 		}
-		replayGolden(t, "replay_dry_run.txt", w.normalize(got.stdout))
+		golden(t, "replay-dry-run", w.normalize(got.stdout))
 		m := replayMutations(before, w.srv.Calls())
 		delete(m, "ReceiveMessage")
 		delete(m, "ChangeMessageVisibilityBatch")
@@ -44,7 +44,7 @@ func TestReplayDryRunJSON(t *testing.T) {
 		if got.code != exitNotConfirmed {
 			t.Fatalf("expect exit %d, got %d: %s", exitNotConfirmed, got.code, got.stderr)
 		}
-		replayGolden(t, "replay_dry_run.json", w.normalize(got.stdout))
+		golden(t, "replay-dry-run-json", w.normalize(got.stdout))
 		v := replayDecodeAll(t, got.stdout)[0]
 		sel, _ := v["selected"].([]any)
 		if v["mode"] != "DRY RUN" || len(sel) != 3 || v["overMax"] != 1.0 || v["notSelected"] != 2.0 || v["received"] != 6.0 {
@@ -91,7 +91,7 @@ func TestReplayYesMovesTheSelection(t *testing.T) {
 		if got.code != exitOK {
 			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
 		}
-		replayGolden(t, "replay_moved.txt", w.normalize(got.stdout))
+		golden(t, "replay-moved", w.normalize(got.stdout))
 		b := w.bodiesIn(t, w.main)
 		slices.Sort(b)
 		if !slices.Equal(b, []string{"new-1", "new-3", "old-1"}) {
@@ -110,7 +110,7 @@ func TestReplayYesJSON(t *testing.T) {
 		if got.code != exitOK {
 			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
 		}
-		replayGolden(t, "replay_moved.json", w.normalize(got.stdout))
+		golden(t, "replay-moved-json", w.normalize(got.stdout))
 		docs := replayDecodeAll(t, got.stdout)
 		if len(docs) != 1 {
 			t.Fatalf("expect one JSON document with --yes, got %d", len(docs))

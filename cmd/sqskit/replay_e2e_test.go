@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -66,14 +64,7 @@ func TestReplayEndToEndServe(t *testing.T) {
 // sets no DeadLetterQueueSourceArn and has no ListDeadLetterSourceQueues),
 // and redrive says plainly that it has no move tasks.
 func TestReplayEndToEndFauxqs(t *testing.T) {
-	emu, err := fauxqs.Start(t.Context())
-	if errors.Is(err, fauxqs.ErrNotInstalled) && os.Getenv("SQSKIT_REQUIRE_EMULATOR") != "1" {
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
+	emu := startFauxqs(t)
 	c := emu.Client()
 	var urls []string
 	for _, name := range []string{"rp-orders-dlq", "rp-orders"} {

@@ -181,7 +181,7 @@ func TestReplayPersistentFailureKeepsEverything(t *testing.T) {
 		if got.code != exitFailed {
 			t.Fatalf("expect exit 1, got %d: %s", got.code, got.stderr)
 		}
-		replayGolden(t, "replay_failed.txt", w.normalize(got.stdout))
+		golden(t, "replay-failed", w.normalize(got.stdout))
 		if v := w.visible(t, w.dlq); v != len(all) {
 			t.Errorf("expect all %d messages visible in the DLQ, got %d", len(all), v)
 		}

@@ -110,7 +110,7 @@ func TestReplayRehearseTouchesNothingReal(t *testing.T) {
 		if got.code != exitOK {
 			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
 		}
-		replayGolden(t, "replay_rehearse.txt", w.normalize(got.stdout))
+		golden(t, "replay-rehearse", w.normalize(got.stdout))
 		m := replayMutations(before, w.srv.Calls())
 		delete(m, "ReceiveMessage")
 		delete(m, "ChangeMessageVisibilityBatch")
@@ -181,7 +181,7 @@ func TestReplayRoutesEachMessageToItsSource(t *testing.T) {
 		if got.code != exitOK {
 			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
 		}
-		replayGolden(t, "replay_two_sources.txt", w.normalize(got.stdout))
+		golden(t, "replay-two-sources", w.normalize(got.stdout))
 		if b := bodies(w.takeAll(t, orders)); !slices.Equal(b, []string{"orders.fifo-1", "orders.fifo-2"}) {
 			t.Errorf("expect orders' messages back in order, got %v", b)
 		}

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,8 +16,6 @@ import (
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/sqsfake"
 )
-
-var updateReplayGolden = flag.Bool("update-replay", false, "rewrite testdata/replay_* and testdata/redrive_* golden files")
 
 // dlqWorld is a main queue that dead-letters to a DLQ after one receive,
 // and a spare queue, on sqsfake. Run it inside synctest.Test: time is
@@ -229,29 +224,6 @@ func replayMutations(before, after sqsfake.Calls) map[string]int {
 		}
 	}
 	return out
-}
-
-// replayGolden compares got with testdata/name, or rewrites it with
-// -update-replay.
-func replayGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateReplayGolden {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update-replay to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (go test -update-replay rewrites it):\n--- want\n%s\n--- got\n%s", name, want, got)
-	}
 }
 
 // replayDecodeAll parses every JSON document in s into a generic value each.
