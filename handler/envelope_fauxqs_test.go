@@ -2,11 +2,7 @@ package handler_test
 
 import (
 	"context"
-	"encoding/xml"
-	"io"
-	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,40 +13,6 @@ import (
 	"github.com/sqskit/sqskit/internal/fauxqs"
 )
 
-// snsCall makes one SNS query-protocol call to the emulator (form in, XML
-// out), so the core module needs no SNS client, and returns the text of
-// the answer's element named want ("" for none).
-func snsCall(t *testing.T, endpoint string, form url.Values, want string) string {
-	t.Helper()
-	form.Set("Version", "2010-03-31")
-	resp, err := http.Post(endpoint, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("SNS %s: %s: %s", form.Get("Action"), resp.Status, body)
-	}
-	if want == "" {
-		return ""
-	}
-	d := xml.NewDecoder(strings.NewReader(string(body)))
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			t.Fatalf("SNS %s: no %s in %s", form.Get("Action"), want, body)
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == want {
-			var v string
-			if err := d.DecodeElement(&v, &se); err != nil {
-				t.Fatal(err)
-			}
-			return v
-		}
-	}
-}
-
 // TestSNSFanOutOnTheEmulator publishes orders to an SNS topic on the
 // fauxqs emulator, subscribed by two queues, one with raw message delivery
 // and one without, and handles what each queue receives with one chain
@@ -60,7 +22,7 @@ func TestSNSFanOutOnTheEmulator(t *testing.T) {
 	emu := fauxqs.StartT(t)
 	ctx := context.Background()
 	api := emu.Client()
-	topic := snsCall(t, emu.Endpoint, url.Values{"Action": {"CreateTopic"}, "Name": {"orders"}}, "TopicArn")
+	topic := emu.SNS(t, url.Values{"Action": {"CreateTopic"}, "Name": {"orders"}}, "TopicArn")
 
 	queue := func(name string, raw bool) string {
 		out, err := api.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
@@ -76,12 +38,12 @@ func TestSNSFanOutOnTheEmulator(t *testing.T) {
 			form.Set("Attributes.entry.1.key", "RawMessageDelivery")
 			form.Set("Attributes.entry.1.value", "true")
 		}
-		snsCall(t, emu.Endpoint, form, "SubscriptionArn")
+		emu.SNS(t, form, "SubscriptionArn")
 		return *out.QueueUrl
 	}
 	wrapped, raw := queue("orders-wrapped", false), queue("orders-raw", true)
 
-	snsCall(t, emu.Endpoint, url.Values{
+	emu.SNS(t, url.Values{
 		"Action": {"Publish"}, "TopicArn": {topic}, "Subject": {"new order"}, "Message": {`{"id":"o-1","total":3}`},
 		"MessageAttributes.entry.1.Name": {"type"}, "MessageAttributes.entry.1.Value.DataType": {"String"}, "MessageAttributes.entry.1.Value.StringValue": {"order.placed"},
 	}, "MessageId")

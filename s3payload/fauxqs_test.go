@@ -2,13 +2,9 @@ package s3payload_test
 
 import (
 	"context"
-	"encoding/xml"
 	"errors"
-	"io"
-	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -25,39 +21,6 @@ import (
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/s3payload"
 )
-
-// sns makes one SNS query-protocol call to the emulator (so this module
-// needs no SNS client) and returns the text of the answer's element want.
-func sns(t *testing.T, endpoint string, form url.Values, want string) string {
-	t.Helper()
-	form.Set("Version", "2010-03-31")
-	resp, err := http.Post(endpoint, "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("SNS %s: %s: %s", form.Get("Action"), resp.Status, body)
-	}
-	d := xml.NewDecoder(strings.NewReader(string(body)))
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			if want == "" {
-				return ""
-			}
-			t.Fatalf("SNS %s: no %s in %s", form.Get("Action"), want, body)
-		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == want {
-			var s string
-			if err := d.DecodeElement(&s, &se); err != nil {
-				t.Fatal(err)
-			}
-			return s
-		}
-	}
-}
 
 // TestEmulatorEndToEnd runs a 5 MiB body through the fauxqs emulator's
 // S3, SQS and SNS: send → consume, SNS fan-out to a raw and a wrapped
@@ -93,7 +56,7 @@ func TestEmulatorEndToEnd(t *testing.T) {
 	})
 
 	t.Run("sns-fan-out", func(t *testing.T) {
-		topic := sns(t, emu.Endpoint, url.Values{"Action": {"CreateTopic"}, "Name": {"e2e-orders"}}, "TopicArn")
+		topic := emu.SNS(t, url.Values{"Action": {"CreateTopic"}, "Name": {"e2e-orders"}}, "TopicArn")
 		var queues []string
 		for _, raw := range []bool{true, false} {
 			q := createQueue(t, sqsapi, "e2e-fan-"+strconv.FormatBool(raw), nil)
@@ -106,7 +69,7 @@ func TestEmulatorEndToEnd(t *testing.T) {
 				form.Set("Attributes.entry.1.key", "RawMessageDelivery")
 				form.Set("Attributes.entry.1.value", "true")
 			}
-			sns(t, emu.Endpoint, form, "SubscriptionArn")
+			emu.SNS(t, form, "SubscriptionArn")
 			queues = append(queues, q)
 		}
 		// The producer offloads, then publishes the pointer with its size
@@ -116,7 +79,7 @@ func TestEmulatorEndToEnd(t *testing.T) {
 			t.Fatalf("offload: %v, %v", p, err)
 		}
 		size := m.Attributes[s3payload.SizeAttribute]
-		sns(t, emu.Endpoint, url.Values{"Action": {"Publish"}, "TopicArn": {topic}, "Message": {m.Body},
+		emu.SNS(t, url.Values{"Action": {"Publish"}, "TopicArn": {topic}, "Message": {m.Body},
 			"MessageAttributes.entry.1.Name":              {s3payload.SizeAttribute},
 			"MessageAttributes.entry.1.Value.DataType":    {"Number"},
 			"MessageAttributes.entry.1.Value.StringValue": {aws.ToString(size.StringValue)},
