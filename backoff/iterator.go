@@ -1,6 +1,10 @@
 package backoff
 
-import "time"
+import (
+	"time"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
+)
 
 // BackOff is cenkalti/backoff's interface (v4 and v5 alike): NextBackOff
 // returns the next delay or Stop, Reset starts over. An *Iterator satisfies
@@ -45,7 +49,7 @@ func (it *Iterator) WithMaxElapsed(d time.Duration, now func() time.Time) *Itera
 // NextBackOff returns the next delay, or Stop. An iterator over a nil
 // strategy stops at once.
 func (it *Iterator) NextBackOff() time.Duration {
-	if isNil(it.s) {
+	if dispatch.IsNil(it.s) {
 		return Stop
 	}
 	d := it.s.Delay(it.attempt, it.prev)

@@ -3,9 +3,9 @@ package backoff
 import (
 	"context"
 	"errors"
-	"reflect"
 	"time"
 
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/wait"
 )
 
@@ -46,7 +46,7 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 			fn(&o)
 		}
 	}
-	if isNil(s) {
+	if dispatch.IsNil(s) {
 		return &ConfigError{Strategy: "Retry", Field: "strategy", Reason: "is nil"}
 	}
 	if op == nil {
@@ -89,18 +89,4 @@ func Retry(ctx context.Context, s Strategy, op func(context.Context) error, optF
 			return errors.Join(err, ctx.Err())
 		}
 	}
-}
-
-// isNil reports a nil strategy, including a nil pointer in the interface,
-// whose methods would panic.
-func isNil(s Strategy) bool {
-	if s == nil {
-		return true
-	}
-	v := reflect.ValueOf(s)
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Slice, reflect.Interface, reflect.Chan:
-		return v.IsNil()
-	}
-	return false
 }

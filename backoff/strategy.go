@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
 )
 
 // Stop is the delay that means "do not retry". It has the value of
@@ -121,7 +123,7 @@ func (e *ConfigError) Error() string {
 // replayer and sender call it from their constructors so bad settings fail
 // at start, not at the first retry.
 func Validate(s Strategy) error {
-	if isNil(s) {
+	if dispatch.IsNil(s) {
 		return &ConfigError{Strategy: "Strategy", Reason: "is nil"}
 	}
 	if v, ok := s.(interface{ Validate() error }); ok {

@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -95,7 +96,7 @@ func NewBatch(client API, queueURL string, h handler.BatchHandler, optFns ...fun
 }
 
 func construct(client API, queueURL string, h handler.Handler, bh handler.BatchHandler, optFns []func(*Options)) (*Consumer, error) {
-	if isNil(client) {
+	if dispatch.IsNil(client) {
 		return nil, configError("nil client")
 	}
 	if queueURL == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/telemetry"
 )
 
@@ -58,7 +59,7 @@ func newObserver(o *Options, stats *counters, queueURL string) observer {
 	f := telemetry.NewFaults(o.Logger)
 	ob := observer{hooks: &o.Hooks, stats: stats, faults: f, tracer: f.Tracer(o.TracerProvider, scope, queueURL),
 		signals: new(atomic.Pointer[signalQueue])}
-	if !telemetry.IsNil(o.Propagator) {
+	if !dispatch.IsNil(o.Propagator) {
 		ob.prop = countedPropagator{o.Propagator, f}
 	}
 	if m := f.Meter(o.MeterProvider, scope); m.On() {
@@ -576,7 +577,7 @@ func (ob *observer) inFlightGauge() (stop func()) {
 	}
 	defer ob.faults.Recover(telemetry.KindMeter)
 	g := ob.metrics.Meter().Gauge(telemetry.MetricInFlight, "{message}", "Messages held by the consumer: received and not yet deleted or released.", ob.attrs, ob.stats.inFlight.Load)
-	if telemetry.IsNil(g) {
+	if dispatch.IsNil(g) {
 		return stop
 	}
 	return func() {

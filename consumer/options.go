@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"reflect"
 	"time"
 
 	"github.com/aws/smithy-go/metrics"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
 
@@ -149,20 +149,6 @@ func configError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
 }
 
-// isNil reports whether v is nil or an interface holding a nil pointer,
-// func, map, chan or slice (a typed nil, such as (*sqs.Client)(nil)).
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
-	}
-	return false
-}
-
 // resolve fills defaults and checks every option. The visibility timeout may
 // stay 0 (read from the queue at Run); resolveVisibility finishes the job.
 func resolve(o *Options) error {
@@ -269,7 +255,7 @@ func resolveVisibility(o *Options, vis time.Duration) error {
 // (FullJitter{} with a zero base would retry a throttled call at once,
 // forever).
 func checkStrategy(name string, s backoff.Strategy, mustWait bool) (err error) {
-	if isNil(s) {
+	if dispatch.IsNil(s) {
 		return configError("%s is nil", name)
 	}
 	if err := backoff.Validate(s); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/parking"
 	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqserr"
@@ -89,7 +90,7 @@ func NewParker(client ParkerAPI, queueURL, parkingQueueURL string, optFns ...fun
 		}
 	}
 	switch {
-	case isNil(client):
+	case dispatch.IsNil(client):
 		return nil, configError("nil client")
 	case queueURL == "" || parkingQueueURL == "":
 		return nil, configError("empty queue or parking queue URL")

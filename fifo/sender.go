@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"sync"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
@@ -208,7 +208,7 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 			fn(&o)
 		}
 	}
-	if isNilClient(client) {
+	if dispatch.IsNil(client) {
 		return nil, fmt.Errorf("%w: nil client", ErrConfig)
 	}
 	if queueURL == "" {
@@ -219,16 +219,6 @@ func NewSender(client API, queueURL string, optFns ...func(*SenderOptions)) (*Se
 		return nil, err
 	}
 	return &Sender{client: client, queue: queueref.New(queueURL), fifo: isFIFO, opts: o, obs: newObserver(&o, queueURL)}, nil
-}
-
-// isNilClient reports a nil client, including a nil pointer in the
-// interface ((*sqs.Client)(nil)), whose first call would panic.
-func isNilClient(c any) bool {
-	if c == nil {
-		return true
-	}
-	v := reflect.ValueOf(c)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func resolveOptions(o *SenderOptions, isFIFO bool) error {

@@ -312,10 +312,10 @@ func (l *Lambda) wholeBatch(ctx context.Context, inv *invocation) []error {
 func (l *Lambda) providers(tp tracing.TracerProvider, mp metrics.MeterProvider) {
 	k := telemetry.KindTracer
 	defer l.faults.RecoverIn(&k)
-	if !telemetry.IsNil(tp) {
+	if !dispatch.IsNil(tp) {
 		l.tracer = telemetry.NewTracer(tp, scope, "")
 	}
-	if k = telemetry.KindMeter; !telemetry.IsNil(mp) {
+	if k = telemetry.KindMeter; !dispatch.IsNil(mp) {
 		l.metrics = telemetry.NewConsumerMetrics(telemetry.NewMeter(mp, scope))
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/queueref"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 	"github.com/sqskit/sqskit/internal/telemetry"
@@ -193,7 +193,7 @@ func New(client API, dlqURL, operatorQueueURL string, optFns ...func(*Options)) 
 			fn(&o)
 		}
 	}
-	if v := reflect.ValueOf(client); client == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+	if dispatch.IsNil(client) {
 		return nil, fmt.Errorf("%w: nil client (a nil *sqs.Client included)", ErrConfig)
 	}
 	if err := validateQueues(dlqURL, operatorQueueURL, o); err != nil {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"time"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
 )
 
 // Runner is a component that works until its ctx is done, such as
@@ -223,7 +225,7 @@ func checkComponents[C any](kind string, m map[string]C, other map[string]Runner
 		switch {
 		case name == "":
 			return configError("a %s has an empty name", kind)
-		case isNil(v):
+		case dispatch.IsNil(v):
 			return configError("%s %q is nil", kind, name)
 		}
 		if _, taken := other[name]; taken {
@@ -242,18 +244,4 @@ func checkComponents[C any](kind string, m map[string]C, other map[string]Runner
 
 func configError(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...)
-}
-
-// isNil reports whether v is nil or holds a nil pointer, func, map, chan,
-// slice or interface.
-func isNil(v any) bool {
-	if v == nil {
-		return true
-	}
-	rv := reflect.ValueOf(v)
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Func, reflect.Map, reflect.Chan, reflect.Slice, reflect.Interface, reflect.UnsafePointer:
-		return rv.IsNil()
-	}
-	return false
 }

@@ -9,13 +9,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"reflect"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/sqskit/sqskit/internal/dispatch"
 	"github.com/sqskit/sqskit/internal/sqserr"
 	"github.com/sqskit/sqskit/internal/sqsrule"
 )
@@ -51,7 +51,7 @@ func New(client ReceiveAPI, queueURL string) (*Receiver, error) {
 	if client == nil || queueURL == "" {
 		return nil, ErrConfig
 	}
-	if v := reflect.ValueOf(client); v.Kind() == reflect.Pointer && v.IsNil() { // its first call would panic
+	if dispatch.IsNil(client) { // its first call would panic
 		return nil, ErrConfig
 	}
 	return &Receiver{client: client, queueURL: queueURL, fifo: sqsrule.IsFIFO(queueURL), newID: randomID}, nil

@@ -7,10 +7,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/aws/smithy-go/metrics"
 	"github.com/aws/smithy-go/tracing"
+
+	"github.com/sqskit/sqskit/internal/dispatch"
 )
 
 // Kind is an extension point whose failures Faults counts and logs.
@@ -108,14 +109,6 @@ func (f *Faults) RecoverIn(k *Kind) {
 	}
 }
 
-// IsNil reports whether v is nil or holds a nil pointer, map, chan or func
-// (a typed nil, such as (*T)(nil)), which sqskit treats as none: it reads
-// the interface's data word, which is nil exactly then (reflect would cost
-// a Lambda's footprint more).
-func IsNil(v any) bool {
-	return (*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1] == nil
-}
-
 // Within returns the ctx to hand on from a span started in parent, given
 // the ctx sctx the tracer returned: sctx itself when it is parent's
 // descendant (it shares parent's Done), else a ctx with sctx's values
@@ -191,11 +184,11 @@ func (f *Faults) Inject(ctx context.Context, p interface {
 // Tracer is NewTracer for a provider that may panic or return nil (a
 // typed nil counts as nil): then tracing is off, and the failure counted.
 func (f *Faults) Tracer(tp tracing.TracerProvider, scope, urlOrARN string) (t Tracer) {
-	if IsNil(tp) {
+	if dispatch.IsNil(tp) {
 		return Tracer{}
 	}
 	defer f.Recover(KindTracer) // then the zero Tracer
-	if t = NewTracer(tp, scope, urlOrARN); TracingOn(tp) && IsNil(t.t) {
+	if t = NewTracer(tp, scope, urlOrARN); TracingOn(tp) && dispatch.IsNil(t.t) {
 		f.Failed(KindTracer, "TracerProvider.Tracer returned nil: tracing is off")
 		return Tracer{}
 	}
@@ -204,11 +197,11 @@ func (f *Faults) Tracer(tp tracing.TracerProvider, scope, urlOrARN string) (t Tr
 
 // Meter is NewMeter for a provider that may panic or return nil.
 func (f *Faults) Meter(mp metrics.MeterProvider, scope string) (m Meter) {
-	if IsNil(mp) {
+	if dispatch.IsNil(mp) {
 		return Meter{}
 	}
 	defer f.Recover(KindMeter) // then the zero Meter
-	if m = NewMeter(mp, scope); MetricsOn(mp) && IsNil(m.m) {
+	if m = NewMeter(mp, scope); MetricsOn(mp) && dispatch.IsNil(m.m) {
 		f.Failed(KindMeter, "MeterProvider.Meter returned nil: metrics are off")
 		return Meter{}
 	}
