@@ -2,6 +2,7 @@ package consumer_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/drainbench"
 	"github.com/sqskit/sqskit/internal/fauxqs"
+	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 	"github.com/sqskit/sqskit/sqsfake"
 )
 
@@ -25,15 +27,18 @@ var fifoQuota = sqsfake.Quota{FIFO: 300, Burst: 100 * time.Millisecond}
 // many calls in flight (no two share a group).
 const quotaGroups = 30
 
-// drainFIFO drains the n messages of a FIFO queue made by
-// be.FIFOQueue with the Consumer as users run it (Concurrency 32, every
-// other option at its default), checks each group's order in order, and
-// tells p of each deletion. It returns once all n are deleted, with the
-// cleanup that stops the Consumer.
-func drainFIFO(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxqs.GroupOrder, p *fauxqs.Progress) (cleanup func()) {
+// drainFIFO drains the n messages of a FIFO queue made by be.FIFOQueue
+// with the Consumer as users run it (Concurrency 32, every other option at
+// its default; metrics recorded in mt when it is not nil), checks each
+// group's order, and tells p of each deletion; sawThrottled, when not nil,
+// is set when Status said throttled at a deletion. It returns once all n
+// are deleted, with the Consumer (still running) and the cleanup that
+// stops it.
+func drainFIFO(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxqs.GroupOrder, p *fauxqs.Progress, mt *telemetrytest.Meter, sawThrottled *atomic.Bool) (*consumer.Consumer, func()) {
 	tb.Helper()
 	all := make(chan struct{})
 	deleted := 0
+	var c *consumer.Consumer
 	c, err := consumer.New(be.API, url, func(_ context.Context, m *handler.Message) error {
 		if err := order.See(m.GroupID(), m.Body); err != nil {
 			tb.Error(err)
@@ -41,8 +46,14 @@ func drainFIFO(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxq
 		return nil
 	}, func(o *consumer.Options) {
 		o.Concurrency = 32
+		if mt != nil {
+			o.MeterProvider = mt
+		}
 		o.Hooks.Deleted = func(context.Context, *handler.Message) { // one goroutine tells every hook
 			p.Add(1)
+			if sawThrottled != nil && c.Status().Throttled {
+				sawThrottled.Store(true)
+			}
 			if deleted++; deleted == n {
 				close(all)
 			}
@@ -57,7 +68,7 @@ func drainFIFO(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxq
 	if err := drainbench.AwaitDeleted(c, n, all, done); err != nil {
 		tb.Fatal(err)
 	}
-	return func() {
+	return c, func() {
 		cancel()
 		if err := <-done; err != nil {
 			tb.Error(err)
@@ -76,7 +87,8 @@ func TestDrainKeepsFIFOOrderAtTheQuota(t *testing.T) {
 				be := fauxqs.FakeQuota(latency, fifoQuota)
 				url := be.FIFOQueue(t, n, quotaGroups)
 				var order fauxqs.GroupOrder
-				drainFIFO(t, be, url, n, &order, &fauxqs.Progress{})()
+				_, cleanup := drainFIFO(t, be, url, n, &order, &fauxqs.Progress{}, nil, nil)
+				cleanup()
 				if got := order.Seen(); got != n {
 					t.Errorf("expect %d messages in order, got %d", n, got)
 				}
@@ -107,7 +119,7 @@ func BenchmarkConsumeFIFOQuota(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			start := time.Now()
-			cleanup := drainFIFO(b, be, url, b.N, &order, p)
+			_, cleanup := drainFIFO(b, be, url, b.N, &order, p, nil, nil)
 			elapsed := time.Since(start)
 			b.StopTimer()
 			calls, throttled := be.Calls(), be.Throttled()

@@ -1,15 +1,11 @@
 package consumer_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/sqskit/sqskit/consumer"
-	"github.com/sqskit/sqskit/handler"
-	"github.com/sqskit/sqskit/internal/drainbench"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/internal/telemetry/telemetrytest"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -22,52 +18,6 @@ var lowQuota = sqsfake.Quota{FIFO: 30, Burst: 100 * time.Millisecond}
 
 // lowQuotaCeiling is what lowQuota lets through: 30 calls a second × 10.
 const lowQuotaCeiling = 300
-
-// drainThrottled drains the n messages of a FIFO queue made by
-// be.FIFOQueue with the Consumer at its defaults (Concurrency 32, as
-// drainFIFO), metrics recorded in mt, checking each group's order and
-// telling p of each deletion; sawThrottled is set when Status said
-// throttled at a deletion. It returns once all n are deleted, with the
-// Consumer (still running) and the cleanup that stops it.
-func drainThrottled(tb testing.TB, be fauxqs.Backend, url string, n int, order *fauxqs.GroupOrder, p *fauxqs.Progress, mt *telemetrytest.Meter, sawThrottled *atomic.Bool) (*consumer.Consumer, func()) {
-	tb.Helper()
-	all := make(chan struct{})
-	deleted := 0
-	var c *consumer.Consumer
-	c, err := consumer.New(be.API, url, func(_ context.Context, m *handler.Message) error {
-		if err := order.See(m.GroupID(), m.Body); err != nil {
-			tb.Error(err)
-		}
-		return nil
-	}, func(o *consumer.Options) {
-		o.Concurrency = 32
-		o.MeterProvider = mt
-		o.Hooks.Deleted = func(context.Context, *handler.Message) { // one goroutine tells every hook
-			p.Add(1)
-			if sawThrottled != nil && c.Status().Throttled {
-				sawThrottled.Store(true)
-			}
-			if deleted++; deleted == n {
-				close(all)
-			}
-		}
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	if err := drainbench.AwaitDeleted(c, n, all, done); err != nil {
-		tb.Fatal(err)
-	}
-	return c, func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Error(err)
-		}
-	}
-}
 
 // At a quota of 30 calls a second per action the Consumer, at its
 // defaults, drains a 30-group FIFO queue in order, each message once, and
@@ -85,7 +35,7 @@ func TestThrottledQuotaDrainsInOrderAndShowsThrottled(t *testing.T) {
 				p, mt := &fauxqs.Progress{}, &telemetrytest.Meter{}
 				start := time.Now()
 				var sawThrottled atomic.Bool
-				c, cleanup := drainThrottled(t, be, url, n, &order, p, mt, &sawThrottled)
+				c, cleanup := drainFIFO(t, be, url, n, &order, p, mt, &sawThrottled)
 				elapsed := time.Since(start)
 				s := c.Status()
 				cleanup()
@@ -133,7 +83,7 @@ func BenchmarkConsumeThrottledQuota(b *testing.B) {
 			p, mt := &fauxqs.Progress{}, &telemetrytest.Meter{}
 			b.ResetTimer()
 			start := time.Now()
-			c, cleanup := drainThrottled(b, be, url, b.N, &order, p, mt, nil)
+			c, cleanup := drainFIFO(b, be, url, b.N, &order, p, mt, nil)
 			elapsed := time.Since(start)
 			b.StopTimer()
 			s := c.Status()
