@@ -16,10 +16,11 @@ import (
 
 // The messages of one receive that finish together are deleted in one
 // DeleteMessageBatch: a partial batch waits while any message is still
-// waiting or running, and the last one to finish sends it. A message that
-// stopped counting as busy before its delete was queued let a partial batch
-// go without it, so one receive's deletes split into two calls under some
-// schedules (the demo's story printed 25 DeleteMessageBatch calls for 24).
+// waiting or running, and the last one to finish sends it. A message
+// counts as busy until its delete is queued; were it to stop counting
+// first, a message finishing at the same moment would see no one busy and
+// send a partial batch without it, and one receive's deletes would take
+// two calls.
 func TestMessagesFinishingTogetherShareOneDeleteBatch(t *testing.T) {
 	const rounds, perReceive = 200, 5
 	synctest.Test(t, func(t *testing.T) {
