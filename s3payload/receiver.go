@@ -373,7 +373,8 @@ func (r *Receiver) take(id string) (Pointer, bool) {
 
 // Run deletes the objects Hooks queued, in DeleteObjects calls of up to
 // 1,000 keys with up to DeleteConcurrency in flight, until ctx is done; it
-// then deletes what is queued already within 10 s, and returns nil. Start
+// then finishes the calls in flight and deletes what is queued already,
+// within 10 s, and returns nil. Start
 // it before the consumer and cancel its ctx after the consumer's Run
 // returned, so the last deletes are not left to Sweep. Objects queued while
 // no Run is going wait for the next (up to MaxPending); a process that ends
@@ -381,13 +382,26 @@ func (r *Receiver) take(id string) (Pointer, bool) {
 func (r *Receiver) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Deletes run on dctx, not ctx: cancelling ctx must not abort the calls
+	// in flight, whose objects' messages SQS deleted already; dctx ends 10 s
+	// after ctx, with the drain.
+	dctx, dcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer dcancel()
+	var deadline atomic.Pointer[time.Timer]
+	stop := context.AfterFunc(ctx, func() { deadline.Store(time.AfterFunc(10*time.Second, dcancel)) })
+	defer func() {
+		stop()
+		if t := deadline.Load(); t != nil {
+			t.Stop()
+		}
+	}()
 	sem := make(chan struct{}, r.o.DeleteConcurrency)
-	run := func(ctx context.Context, batch []Pointer) {
+	run := func(batch []Pointer) {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			n, err := deleteObjects(ctx, r.api, batch)
+			n, err := deleteObjects(dctx, r.api, batch)
 			r.stats.deleted.Add(int64(n))
 			if failed := len(batch) - n; failed > 0 {
 				r.stats.deleteFailed.Add(int64(failed))
@@ -410,20 +424,18 @@ func (r *Receiver) Run(ctx context.Context) error {
 	for {
 		select {
 		case p := <-r.queue:
-			run(ctx, collect(p))
+			run(collect(p))
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			for {
+			for dctx.Err() == nil {
 				select {
 				case p := <-r.queue:
-					run(fctx, collect(p))
+					run(collect(p))
 					continue
 				default:
 				}
 				break
 			}
 			wg.Wait()
-			cancel()
 			return nil
 		}
 	}

@@ -1,0 +1,103 @@
+package s3payload_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/handler"
+	"github.com/sqskit/sqskit/s3payload"
+)
+
+// handOver resolves a pointer to bucket/key through recv's middleware with
+// a handler that succeeds, then reports its message deleted through hooks,
+// as a consumer does: the object is then queued for Run.
+func handOver(t *testing.T, recv *s3payload.Receiver, hooks consumer.Hooks, id, key string, size int) {
+	t.Helper()
+	m := &handler.Message{ID: id, Body: s3payload.Pointer{Bucket: "payloads", Key: key}.Body(),
+		MessageAttributes: map[string]handler.AttributeValue{s3payload.SizeAttribute: {DataType: "Number", StringValue: fmt.Sprint(size)}}}
+	if err := recv.Middleware()(func(context.Context, *handler.Message) error { return nil })(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+	hooks.Deleted(context.Background(), m)
+}
+
+// TestRunCancelFinishesDeletesInFlight: cancelling Run's ctx while a
+// DeleteObjects call is in flight lets that call finish (within the drain's
+// 10 s), as Run promises for what is queued: the objects of messages SQS
+// deleted are not left to Sweep because Run was asked to stop.
+func TestRunCancelFinishesDeletesInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newS3(t, nil)
+		api := newFaultyS3(base, time.Second) // every S3 call takes 1 s
+		recv, err := s3payload.NewReceiver(api, []string{"payloads"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks := recv.Hooks(consumer.Hooks{})
+		for i := range 3 {
+			key := fmt.Sprintf("k%d", i)
+			put(t, base, "payloads", key, "hello")
+			handOver(t, recv, hooks, key, key, 5)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- recv.Run(ctx) }()
+		time.Sleep(500 * time.Millisecond) // the delete call is in flight
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if st := recv.Stats(); st.Deleted != 3 || st.DeleteFailed != 0 {
+			t.Errorf("expect 3 deleted, none failed, got %+v", st)
+		}
+		if ks := keys(t, base, "payloads"); len(ks) != 0 {
+			t.Errorf("expect the objects deleted, got %v", ks)
+		}
+	})
+}
+
+// hangingDeletes is an S3 API whose DeleteObjects calls wait for their ctx.
+type hangingDeletes struct{ s3payload.API }
+
+func (h hangingDeletes) DeleteObjects(ctx context.Context, _ *s3.DeleteObjectsInput, _ ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestRunReturnsWhenDeletesHang: with S3 deletes hanging and Run waiting
+// for a free place for its next call, cancelling Run's ctx still ends it
+// within the drain's 10 s.
+func TestRunReturnsWhenDeletesHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newS3(t, nil)
+		recv, err := s3payload.NewReceiver(hangingDeletes{base}, []string{"payloads"}, func(o *s3payload.ReceiverOptions) { o.DeleteConcurrency = 1 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks := recv.Hooks(consumer.Hooks{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- recv.Run(ctx) }()
+		for i := range 2 {
+			key := fmt.Sprintf("k%d", i)
+			put(t, base, "payloads", key, "hello")
+			handOver(t, recv, hooks, key, key, 5)
+			synctest.Wait() // the first call hangs; Run waits to start the second
+		}
+		start := time.Now()
+		cancel()
+		<-done
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("expect Run to end within 10 s of its cancel, took %v", took)
+		}
+		if st := recv.Stats(); st.DeleteFailed != 2 {
+			t.Errorf("expect both deletes failed, got %+v", st)
+		}
+	})
+}
