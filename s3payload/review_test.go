@@ -2,6 +2,7 @@ package s3payload_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -100,4 +101,31 @@ func TestRunReturnsWhenDeletesHang(t *testing.T) {
 			t.Errorf("expect both deletes failed, got %+v", st)
 		}
 	})
+}
+
+// TestParsePointerFieldsExactlyOnce: field names match exactly and once
+// each, as Jackson reads them: encoding/json would take a case variant
+// for the field and the last of repeated fields, so a Go and a Java
+// consumer of one queue could disagree on the object a message names.
+func TestParsePointerFieldsExactlyOnce(t *testing.T) {
+	const head = `["` + s3payload.PointerClass + `",`
+	for _, obj := range []string{
+		`{"S3BUCKETNAME":"payloads","s3Key":"in/a"}`,
+		`{"s3bucketname":"payloads","s3Key":"in/a"}`,
+		`{"s3BucketName":"payloads","s3key":"in/a"}`,
+		`{"s3BucketName":"secrets","S3BucketName":"payloads","s3Key":"in/a"}`,
+		`{"s3BucketName":"secrets","s3BucketName":"payloads","s3Key":"in/a"}`,
+		`{"s3BucketName":"payloads","s3Key":"in/a","s3Key":"in/b"}`,
+		`null`,
+	} {
+		_, err := s3payload.ParsePointer(head + obj + `]`)
+		var pe *s3payload.PointerError
+		if !errors.As(err, &pe) || pe.Reason != s3payload.ReasonMalformed {
+			t.Errorf("%s: expect a malformed PointerError, got %v", obj, err)
+		}
+	}
+	p, err := s3payload.ParsePointer(head + `{"s3Key":"in/a","s3BucketName":"payloads"}]`)
+	if err != nil || p != (s3payload.Pointer{Bucket: "payloads", Key: "in/a"}) {
+		t.Errorf("expect fields in any order, got %+v, %v", p, err)
+	}
 }
