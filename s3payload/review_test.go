@@ -129,3 +129,34 @@ func TestParsePointerFieldsExactlyOnce(t *testing.T) {
 		t.Errorf("expect fields in any order, got %+v, %v", p, err)
 	}
 }
+
+// TestSweepWholeBucketIsExplicit: Sweep deletes; without a KeyPrefix it
+// would delete every old object of the bucket, payload or not (a shared
+// bucket's backups, say), so the whole bucket must be asked for by
+// WholeBucket, and is refused otherwise with nothing listed or deleted.
+func TestSweepWholeBucketIsExplicit(t *testing.T) {
+	ctx := context.Background()
+	api := newFaultyS3(newS3(t, nil), 0)
+	put(t, api, "payloads", "backups/db.tar", "x")
+	later := func(o *s3payload.SweepOptions) {
+		o.Retention = time.Hour
+		o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
+	}
+	if _, err := s3payload.Sweep(ctx, api, "payloads", later); !errors.Is(err, s3payload.ErrConfig) {
+		t.Errorf("expect ErrConfig without a KeyPrefix, got %v", err)
+	}
+	if ks := keys(t, api, "payloads"); len(ks) != 1 || api.Calls("DeleteObjects") != 0 {
+		t.Fatalf("expect nothing deleted, got %v, %d delete calls", ks, api.Calls("DeleteObjects"))
+	}
+	for name, fn := range map[string]func(*s3payload.SweepOptions){
+		"both": func(o *s3payload.SweepOptions) { o.WholeBucket, o.KeyPrefix = true, "in/" },
+	} {
+		if _, err := s3payload.Sweep(ctx, api, "payloads", later, fn); !errors.Is(err, s3payload.ErrConfig) {
+			t.Errorf("%s: expect ErrConfig, got %v", name, err)
+		}
+	}
+	rep, err := s3payload.Sweep(ctx, api, "payloads", later, func(o *s3payload.SweepOptions) { o.WholeBucket = true })
+	if err != nil || rep.Deleted != 1 {
+		t.Errorf("expect the whole bucket swept when asked, got %+v, %v", rep, err)
+	}
+}

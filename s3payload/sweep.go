@@ -13,8 +13,14 @@ import (
 // Retention, which is required.
 type SweepOptions struct {
 	// KeyPrefix limits the sweep to the Sender's objects
-	// (SenderOptions.KeyPrefix). Default "": the whole bucket.
+	// (SenderOptions.KeyPrefix). Required, unless WholeBucket.
 	KeyPrefix string
+	// WholeBucket sweeps every object of the bucket, for a Sender with no
+	// KeyPrefix: only for a bucket that holds nothing but payloads, as any
+	// other object older than the bound is deleted too. Default false: an
+	// empty KeyPrefix is an error, so no sweep deletes a bucket's other
+	// objects by default.
+	WholeBucket bool
 	// Retention is the longest a pointer can wait in queues: the source
 	// queue's MessageRetentionPeriod, plus, where messages move on, the
 	// dead-letter queue's (a standard DLQ keeps the original enqueue time,
@@ -42,9 +48,9 @@ type SweepReport struct {
 	Bound time.Duration
 }
 
-// Sweep deletes the objects under KeyPrefix in bucket that no message can
-// still point to: those last modified longer ago than Retention +
-// MaxVisibility + Margin. They are the orphans a crash leaves (between the
+// Sweep deletes the objects under KeyPrefix (or, with WholeBucket, all)
+// in bucket that no message can still point to: those last modified longer
+// ago than Retention + MaxVisibility + Margin. They are the orphans a crash leaves (between the
 // put and the send, or between the message's delete and the object's),
 // the objects of messages that expired unread, those of Lambda consumers
 // and those kept for fan-out. Run it daily, or use an S3 lifecycle rule
@@ -62,6 +68,10 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		return SweepReport{}, fmt.Errorf("%w: nil S3 client or no bucket", ErrConfig)
 	case o.Retention < time.Minute || o.Retention > 366*24*time.Hour:
 		return SweepReport{}, fmt.Errorf("%w: Retention %v: 1 minute to 1 year", ErrConfig, o.Retention)
+	case o.KeyPrefix == "" && !o.WholeBucket:
+		return SweepReport{}, fmt.Errorf("%w: no KeyPrefix: set WholeBucket to sweep the whole bucket", ErrConfig)
+	case o.KeyPrefix != "" && o.WholeBucket:
+		return SweepReport{}, fmt.Errorf("%w: KeyPrefix %q and WholeBucket", ErrConfig, o.KeyPrefix)
 	case o.MaxVisibility < 0 || o.Margin < 0:
 		return SweepReport{}, fmt.Errorf("%w: negative MaxVisibility or Margin", ErrConfig)
 	}
