@@ -37,7 +37,8 @@ type ReceiverOptions struct {
 	KeepObjects bool
 	// MaxPending bounds the objects waiting for their message's delete,
 	// and those waiting for Run to delete them; past it, some are
-	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000.
+	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000, at
+	// most 1,048,576 (its queue is made at once).
 	MaxPending int
 	// DeleteConcurrency bounds the DeleteObjects calls Run keeps in flight,
 	// each of up to 1,000 keys. Default 4.
@@ -45,6 +46,10 @@ type ReceiverOptions struct {
 	// Logger receives failed deletes, never bodies. Default silent.
 	Logger *slog.Logger
 }
+
+// maxPending bounds ReceiverOptions.MaxPending: the queue of deletions is
+// made at its size (about 32 MiB at this bound).
+const maxPending = 1 << 20
 
 // ReceiverStats counts a Receiver's work since it was made.
 type ReceiverStats struct {
@@ -92,6 +97,8 @@ func NewReceiver(api API, buckets []string, optFns ...func(*ReceiverOptions)) (*
 		return nil, fmt.Errorf("%w: MaxPayloadBytes %d: 1 to 2 GiB", ErrConfig, o.MaxPayloadBytes)
 	case o.MaxPending < 0 || o.DeleteConcurrency < 0:
 		return nil, fmt.Errorf("%w: negative MaxPending or DeleteConcurrency", ErrConfig)
+	case o.MaxPending > maxPending:
+		return nil, fmt.Errorf("%w: MaxPending %d: at most %d", ErrConfig, o.MaxPending, maxPending)
 	}
 	if o.MaxPayloadBytes == 0 {
 		o.MaxPayloadBytes = 64 << 20
