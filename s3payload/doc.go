@@ -67,7 +67,9 @@
 // fails, a lost lease or a handler failure keep it for the message's next
 // delivery. Each crash can leave orphan objects instead, bounded: a put
 // without its send, and the objects of messages deleted just before the
-// process died. [Sweep] deletes objects older than any message can be.
+// process died; so can a send that failed without saying whether SQS
+// stored it (an object is deleted again only when SQS certainly did not).
+// [Sweep] deletes objects older than any message can be.
 //
 // On a standard queue a message delivered twice (SQS's at-least-once, or a
 // send whose answer was lost) may find its object deleted by its twin: it

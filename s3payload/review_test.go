@@ -8,11 +8,16 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/smithy-go"
 
 	"github.com/sqskit/sqskit/consumer"
+	"github.com/sqskit/sqskit/fifo"
 	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/s3payload"
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // handOver resolves a pointer to bucket/key through recv's middleware with
@@ -169,5 +174,36 @@ func TestNewReceiverBoundsMaxPending(t *testing.T) {
 		if !errors.Is(err, s3payload.ErrConfig) {
 			t.Errorf("MaxPending %d: expect ErrConfig, got %v", n, err)
 		}
+	}
+}
+
+// TestSendFailedAfterSDKRetryKeepsObject: the SDK's own retries are
+// invisible in a failed call's error: here its first request stored the
+// message and got a server error back, and its retry was refused (a 403,
+// say credentials expired between the two). The call's error is a client
+// error, so the fifo.Sender counts nothing unconfirmed, but the pointer is
+// on the queue: its object must stay.
+func TestSendFailedAfterSDKRetryKeepsObject(t *testing.T) {
+	api := newS3(t, nil)
+	srv := sqsfake.New()
+	sqsapi := srv.Client(func(o *sqs.Options) {
+		o.Retryer = retry.NewStandard(func(o *retry.StandardOptions) {
+			o.Backoff = retry.BackoffDelayerFunc(func(int, error) (time.Duration, error) { return 0, nil })
+		})
+	})
+	q := createQueue(t, sqsapi, "q", nil)
+	srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", AfterApply: true, Times: 1})
+	srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Status: 403,
+		Err: &smithy.GenericAPIError{Code: "ExpiredToken", Message: "The security token included in the request is expired", Fault: smithy.FaultClient}})
+	s := newSender(t, api, sqsapi, q, func(o *s3payload.SenderOptions) { o.AlwaysThroughS3 = true })
+	if _, err := s.Send(context.Background(), fifo.Message{Body: "hello"}); err == nil {
+		t.Fatal("expect the send to fail")
+	}
+	out, err := sqsapi.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: &q})
+	if err != nil || len(out.Messages) != 1 {
+		t.Fatalf("expect the first request's message on the queue, got %v, %v", out, err)
+	}
+	if ks := keys(t, api, "payloads"); len(ks) != 1 {
+		t.Errorf("expect the object of the stored pointer kept, got %v", ks)
 	}
 }

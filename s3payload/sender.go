@@ -164,9 +164,11 @@ type Result struct {
 //
 // An object is in S3 before its pointer is sent, so a crash between the two
 // leaves an orphan object, never a pointer without its payload. When a
-// send fails for certain (the Result's Err is set and Unconfirmed is 0)
-// the object is deleted again; when SQS may have stored it, it stays, for
-// the consumer or Sweep. A message whose put fails is not sent (its Err is
+// send certainly stored nothing (no call carried the message, or SQS
+// refused its entry in a batch's answer) the object is deleted again;
+// when SQS may have stored it (Unconfirmed > 0, or a call that failed as a
+// whole, as the SDK may have retried inside it) it stays, for the consumer
+// or Sweep. A message whose put fails is not sent (its Err is
 // an OffloadError), and the later messages of its group (GroupID) fail
 // with a fifo.GroupBlockedError, as the fifo.Sender does, so a group's
 // order holds.
@@ -222,13 +224,29 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []fifo.Message) []Result {
 		for k, r := range s.sender.SendBatch(ctx, send) {
 			i := index[k]
 			results[i].Result = r
-			if p := results[i].Pointer; p != nil && r.Err != nil && r.Unconfirmed == 0 {
+			if p := results[i].Pointer; p != nil && r.Err != nil && notStored(r) {
 				discard = append(discard, *p)
 			}
 		}
 	}
 	s.discard(ctx, discard)
 	return results
+}
+
+// notStored reports whether the failed send r certainly left nothing on
+// the queue, so its object can go: no call carried it, or one call did and
+// SQS refused this entry in its answer (a call that succeeds reports the
+// SDK's own retries, which Unconfirmed counts). A call that failed as a
+// whole does not: the SDK may have retried inside it, after a request that
+// stored the message and lost its answer, and its error is only the last
+// request's — a client error says nothing of the earlier ones. Such an
+// object stays, for the consumer or Sweep.
+func notStored(r fifo.Result) bool {
+	if r.Unconfirmed > 0 {
+		return false
+	}
+	var entry *fifo.EntryError
+	return r.Attempts == 0 || r.Attempts == 1 && errors.As(r.Err, &entry)
 }
 
 // Offload puts m's payload in S3 when it is large (or always, with
