@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 
@@ -205,5 +208,61 @@ func TestSendFailedAfterSDKRetryKeepsObject(t *testing.T) {
 	}
 	if ks := keys(t, api, "payloads"); len(ks) != 1 {
 		t.Errorf("expect the object of the stored pointer kept, got %v", ks)
+	}
+}
+
+// listing answers ListObjectsV2 with fixed pages, by continuation token
+// ("" for the first), and records what DeleteObjects was asked to delete.
+type listing struct {
+	s3payload.API
+	pages   map[string]*s3.ListObjectsV2Output
+	calls   int
+	deleted []string
+}
+
+func (l *listing) ListObjectsV2(_ context.Context, in *s3.ListObjectsV2Input, _ ...func(*s3.Options)) (*s3.ListObjectsV2Output, error) {
+	l.calls++
+	if l.calls > 100 {
+		return nil, errors.New("listing: called more than 100 times")
+	}
+	return l.pages[aws.ToString(in.ContinuationToken)], nil
+}
+
+func (l *listing) DeleteObjects(_ context.Context, in *s3.DeleteObjectsInput, _ ...func(*s3.Options)) (*s3.DeleteObjectsOutput, error) {
+	for _, o := range in.Delete.Objects {
+		l.deleted = append(l.deleted, aws.ToString(o.Key))
+	}
+	return &s3.DeleteObjectsOutput{}, nil
+}
+
+// TestSweepDistrustsTheListing: Sweep deletes only what its listing says,
+// so it checks what the listing says: a page that claims more but gives
+// no new token is an error (not an endless loop, nor a silent half
+// sweep), and an entry outside KeyPrefix or without a key (a store that
+// ignored Prefix) is never deleted.
+func TestSweepDistrustsTheListing(t *testing.T) {
+	old := aws.Time(time.Now().Add(-365 * 24 * time.Hour))
+	obj := func(key *string) s3types.Object { return s3types.Object{Key: key, LastModified: old} }
+	opts := func(o *s3payload.SweepOptions) { o.KeyPrefix, o.Retention = "in/", time.Hour }
+	for name, pages := range map[string]map[string]*s3.ListObjectsV2Output{
+		"same-token": {
+			"":   {Contents: []s3types.Object{obj(aws.String("in/a"))}, IsTruncated: aws.Bool(true), NextContinuationToken: aws.String("t1")},
+			"t1": {Contents: []s3types.Object{obj(aws.String("in/b"))}, IsTruncated: aws.Bool(true), NextContinuationToken: aws.String("t1")},
+		},
+		"no-token": {
+			"": {Contents: []s3types.Object{obj(aws.String("in/a"))}, IsTruncated: aws.Bool(true)},
+		},
+	} {
+		l := &listing{pages: pages}
+		if _, err := s3payload.Sweep(context.Background(), l, "payloads", opts); err == nil || l.calls > 2 {
+			t.Errorf("%s: expect an error after at most 2 listings, got %v after %d", name, err, l.calls)
+		}
+	}
+	l := &listing{pages: map[string]*s3.ListObjectsV2Output{"": {Contents: []s3types.Object{
+		obj(aws.String("in/a")), obj(aws.String("backups/db.tar")), obj(nil), obj(aws.String("")),
+	}}}}
+	rep, err := s3payload.Sweep(context.Background(), l, "payloads", opts)
+	if err != nil || !slices.Equal(l.deleted, []string{"in/a"}) || rep.Expired != 1 {
+		t.Errorf("expect only in/a deleted, got %v, %+v, %v", l.deleted, rep, err)
 	}
 }

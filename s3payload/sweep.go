@@ -3,6 +3,7 @@ package s3payload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -99,8 +100,11 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		var expired []Pointer
 		for _, obj := range out.Contents {
 			rep.Listed++
-			if obj.LastModified != nil && obj.LastModified.Before(cutoff) {
-				expired = append(expired, Pointer{Bucket: bucket, Key: aws.ToString(obj.Key)})
+			// The listing decides what is deleted: an entry outside the
+			// prefix (a store that ignored it) or without a key is never.
+			key := aws.ToString(obj.Key)
+			if key != "" && strings.HasPrefix(key, o.KeyPrefix) && obj.LastModified != nil && obj.LastModified.Before(cutoff) {
+				expired = append(expired, Pointer{Bucket: bucket, Key: key})
 			}
 		}
 		rep.Expired += len(expired)
@@ -110,9 +114,15 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		if err != nil && first == nil {
 			first = err
 		}
-		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+		if !aws.ToBool(out.IsTruncated) {
 			return rep, first
 		}
-		in.ContinuationToken = out.NextContinuationToken
+		next := aws.ToString(out.NextContinuationToken)
+		if next == "" || next == aws.ToString(in.ContinuationToken) {
+			// More to list, and no way to get it: an error, not a sweep
+			// that silently stops halfway or lists one page forever.
+			return rep, fmt.Errorf("s3payload: list s3://%s/%s: truncated listing without a new continuation token", bucket, o.KeyPrefix)
+		}
+		in.ContinuationToken = aws.String(next)
 	}
 }
