@@ -161,10 +161,14 @@ func (r *Receiver) Middleware() handler.Middleware {
 	}
 }
 
+// batchReads bounds the pointers BatchMiddleware resolves at once: a
+// Lambda batch can hold 10,000 messages.
+const batchReads = 16
+
 // BatchMiddleware is Middleware for consumer.NewBatch and
-// handler.NewBatchLambda: the batch's pointers are resolved at once, the
-// messages whose pointer is bad fail (each with its own outcome) and the
-// others reach the BatchHandler, with their payloads, in order. The
+// handler.NewBatchLambda: the batch's pointers are resolved, 16 at a time,
+// the messages whose pointer is bad fail (each with its own outcome) and
+// the others reach the BatchHandler, with their payloads, in order. The
 // handler gets copies of offloaded messages, so handler.MessageContext
 // gives their call's ctx.
 func (r *Receiver) BatchMiddleware() handler.BatchMiddleware {
@@ -174,8 +178,13 @@ func (r *Receiver) BatchMiddleware() handler.BatchMiddleware {
 			opened := make([]*handler.Message, len(msgs))
 			ptrs := make([]*Pointer, len(msgs))
 			var wg sync.WaitGroup
+			sem := make(chan struct{}, batchReads)
 			for i, m := range msgs {
-				wg.Go(func() { opened[i], ptrs[i], results[i] = r.open(ctx, m) })
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					opened[i], ptrs[i], results[i] = r.open(ctx, m)
+				})
 			}
 			wg.Wait()
 			var pass []*handler.Message

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -265,4 +266,53 @@ func TestSweepDistrustsTheListing(t *testing.T) {
 	if err != nil || !slices.Equal(l.deleted, []string{"in/a"}) || rep.Expired != 1 {
 		t.Errorf("expect only in/a deleted, got %v, %+v, %v", l.deleted, rep, err)
 	}
+}
+
+// concurrentGets counts the GetObject calls in flight, and the most at once.
+type concurrentGets struct {
+	s3payload.API
+	mu       sync.Mutex
+	now, max int
+}
+
+func (c *concurrentGets) GetObject(ctx context.Context, in *s3.GetObjectInput, o ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	c.mu.Lock()
+	c.now++
+	c.max = max(c.max, c.now)
+	c.mu.Unlock()
+	time.Sleep(time.Second)
+	defer func() { c.mu.Lock(); c.now--; c.mu.Unlock() }()
+	return c.API.GetObject(ctx, in, o...)
+}
+
+// TestBatchMiddlewareBoundsReads: a Lambda batch can hold up to 10,000
+// messages; their pointers are resolved a bounded number at a time, not
+// with one S3 read (and connection) per message at once.
+func TestBatchMiddlewareBoundsReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newS3(t, nil)
+		put(t, base, "payloads", "k", "hello")
+		api := &concurrentGets{API: base}
+		recv, err := s3payload.NewReceiver(api, []string{"payloads"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs := make([]*handler.Message, 200)
+		for i := range msgs {
+			msgs[i] = &handler.Message{ID: fmt.Sprint(i), Body: s3payload.Pointer{Bucket: "payloads", Key: "k"}.Body(),
+				MessageAttributes: map[string]handler.AttributeValue{s3payload.SizeAttribute: {DataType: "Number", StringValue: "5"}}}
+		}
+		var got int
+		for _, err := range recv.BatchMiddleware()(func(_ context.Context, ms []*handler.Message) []error {
+			got = len(ms)
+			return make([]error, len(ms))
+		})(context.Background(), msgs) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got != len(msgs) || api.max > 16 {
+			t.Errorf("expect %d messages resolved at most 16 at a time, got %d, %d at once", len(msgs), got, api.max)
+		}
+	})
 }
