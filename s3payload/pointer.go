@@ -78,12 +78,25 @@ type PointerError struct {
 func (e *PointerError) Error() string {
 	s := "s3payload: " + e.Reason
 	if e.Bucket != "" || e.Key != "" {
-		s += fmt.Sprintf(" (s3://%s/%s)", e.Bucket, e.Key)
+		s += fmt.Sprintf(" (s3://%s/%s)", printable(e.Bucket), printable(e.Key))
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	return s
+}
+
+// printable returns a forged pointer's bucket or key fit for a log line:
+// its first 256 bytes, quoted as Go quotes a string, without the quotes:
+// control characters and invalid UTF-8 escaped (a key a Sender writes is
+// unchanged).
+func printable(s string) string {
+	cut := ""
+	if len(s) > 256 {
+		s, cut = s[:256], "…"
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1:len(q)-1] + cut
 }
 
 // Is makes a PointerError match ErrBadPointer.

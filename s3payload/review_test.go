@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -315,4 +316,29 @@ func TestBatchMiddlewareBoundsReads(t *testing.T) {
 			t.Errorf("expect %d messages resolved at most 16 at a time, got %d, %d at once", len(msgs), got, api.max)
 		}
 	})
+}
+
+// TestPointerErrorIsOneLine: a forged pointer's bucket and key are the
+// sender's text, written into logs and the parking queue by the error:
+// control characters are escaped (no forged log line) and a long key is
+// cut (a 1 MiB body cannot make a 1 MiB error).
+func TestPointerErrorIsOneLine(t *testing.T) {
+	recv, err := s3payload.NewReceiver(newS3(t, nil), []string{"payloads"}, func(o *s3payload.ReceiverOptions) { o.KeyPrefix = "in/" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []s3payload.Pointer{
+		{Bucket: "payloads", Key: "x\nlevel=ERROR msg=\"forged\""},
+		{Bucket: "pay\r\nloads", Key: "in/a"},
+		{Bucket: "payloads", Key: "x" + strings.Repeat("a", 1<<20)},
+	} {
+		m := &handler.Message{ID: "m", Body: p.Body(), MessageAttributes: map[string]handler.AttributeValue{s3payload.SizeAttribute: {DataType: "Number", StringValue: "5"}}}
+		err := recv.Middleware()(func(context.Context, *handler.Message) error { return nil })(context.Background(), m)
+		if err == nil {
+			t.Fatal("expect a refusal")
+		}
+		if s := err.Error(); strings.ContainsAny(s, "\r\n") || len(s) > 2048 {
+			t.Errorf("expect one short line, got %d bytes: %.200q", len(s), s)
+		}
+	}
 }
