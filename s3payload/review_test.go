@@ -342,3 +342,25 @@ func TestPointerErrorIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// TestNewSenderRefusesPrefixReceiversRefuse: a KeyPrefix with a "." or ".."
+// path segment makes keys every Receiver refuses (ReasonKey, as a
+// traversal): each message would be parked. NewSender refuses it; a ".."
+// that the UUID completes ("in/..") is an ordinary key, and accepted.
+func TestNewSenderRefusesPrefixReceiversRefuse(t *testing.T) {
+	fs, err := fifo.NewSender(sqsfake.New().Client(), "https://sqs.us-east-1.amazonaws.com/000000000000/q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := newS3(t, nil)
+	for _, prefix := range []string{"../", "./", "in/../", "in/./x/", "a/../b"} {
+		if _, err := s3payload.NewSender(api, fs, "payloads", func(o *s3payload.SenderOptions) { o.KeyPrefix = prefix }); !errors.Is(err, s3payload.ErrConfig) {
+			t.Errorf("%q: expect ErrConfig, got %v", prefix, err)
+		}
+	}
+	for _, prefix := range []string{"in/..", "in/", "in//x/", ".hidden/", "a..b/"} {
+		if _, err := s3payload.NewSender(api, fs, "payloads", func(o *s3payload.SenderOptions) { o.KeyPrefix = prefix }); err != nil {
+			t.Errorf("%q: expect accepted, got %v", prefix, err)
+		}
+	}
+}

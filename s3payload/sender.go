@@ -59,7 +59,8 @@ func (e *OffloadError) Unwrap() error { return e.Err }
 type SenderOptions struct {
 	// KeyPrefix starts every object's key (the key is KeyPrefix and a random
 	// UUID, as the Java client writes): "payloads/", say. Up to 988 bytes
-	// of [A-Za-z0-9./_-], the Java client's rule. Default "". Sweep and
+	// of [A-Za-z0-9./_-], the Java client's rule, without a "." or ".."
+	// path segment (Receivers refuse those keys). Default "". Sweep and
 	// ReceiverOptions.KeyPrefix take the same prefix.
 	KeyPrefix string
 	// Threshold is the size in bytes (body and attributes, as the Java
@@ -119,6 +120,9 @@ func NewSender(api API, sender *fifo.Sender, bucket string, optFns ...func(*Send
 		return nil, fmt.Errorf("%w: no bucket", ErrConfig)
 	case len(o.KeyPrefix) > 988 || !prefixChars.MatchString(o.KeyPrefix):
 		return nil, fmt.Errorf("%w: KeyPrefix %q: up to 988 bytes of [A-Za-z0-9./_-]", ErrConfig, o.KeyPrefix)
+	case validKey(o.KeyPrefix+"00000000-0000-4000-8000-000000000000", o.KeyPrefix) != nil:
+		// Receivers refuse such keys as traversals: every message would fail.
+		return nil, fmt.Errorf("%w: KeyPrefix %q: a \".\" or \"..\" path segment", ErrConfig, o.KeyPrefix)
 	case o.Threshold < 0 || o.Threshold > 1<<20:
 		return nil, fmt.Errorf("%w: Threshold %d: 1 to 1 MiB", ErrConfig, o.Threshold)
 	case o.Concurrency < 0:
