@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +18,8 @@ import (
 	s3types "github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
@@ -362,5 +365,30 @@ func TestNewSenderRefusesPrefixReceiversRefuse(t *testing.T) {
 		if _, err := s3payload.NewSender(api, fs, "payloads", func(o *s3payload.SenderOptions) { o.KeyPrefix = prefix }); err != nil {
 			t.Errorf("%q: expect accepted, got %v", prefix, err)
 		}
+	}
+}
+
+// TestSweepTrustsS3ClockOverAFastOne: messages age by AWS's clock and
+// objects by S3's; a local clock running ahead (by more than Margin) made
+// young objects look expired, and Sweep deleted payloads live messages
+// still point to. Sweep takes the earlier of its clock and S3's (the Date
+// of each listing's answer).
+func TestSweepTrustsS3ClockOverAFastOne(t *testing.T) {
+	fake := gofakes3.New(s3mem.New(), gofakes3.WithTimeSkewLimit(0))
+	dated := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
+		fake.Server().ServeHTTP(w, r)
+	})
+	api := s3Client("http://s3.test", &http.Client{Transport: inMemory{dated}})
+	if _, err := api.CreateBucket(context.Background(), &s3.CreateBucketInput{Bucket: aws.String("payloads")}); err != nil {
+		t.Fatal(err)
+	}
+	put(t, api, "payloads", "in/live", "x")
+	rep, err := s3payload.Sweep(context.Background(), api, "payloads", func(o *s3payload.SweepOptions) {
+		o.KeyPrefix, o.Retention = "in/", time.Hour
+		o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) } // the local clock is 2 days ahead
+	})
+	if err != nil || rep.Deleted != 0 || len(keys(t, api, "payloads")) != 1 {
+		t.Errorf("expect the young object kept, got %+v, %v", rep, err)
 	}
 }

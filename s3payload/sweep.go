@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
@@ -35,7 +36,9 @@ type SweepOptions struct {
 	MaxVisibility time.Duration
 	// Margin is added for clock skew and in-flight handlers. Default 1 h.
 	Margin time.Duration
-	// Now returns the current time. Default time.Now.
+	// Now returns the current time. Default time.Now. When S3's answer
+	// carries its time (the Date header) and that is earlier, S3's counts:
+	// a local clock running ahead must not expire live objects.
 	Now func() time.Time
 }
 
@@ -86,7 +89,6 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		o.Now = time.Now
 	}
 	rep := SweepReport{Bound: o.Retention + o.MaxVisibility + o.Margin}
-	cutoff := o.Now().Add(-rep.Bound)
 	var first error
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(bucket)}
 	if o.KeyPrefix != "" {
@@ -97,6 +99,14 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		if err != nil {
 			return rep, fmt.Errorf("s3payload: list s3://%s/%s: %w", bucket, o.KeyPrefix, err)
 		}
+		// Messages age by AWS's clock and objects by S3's: a local clock
+		// running ahead would make live messages' objects look expired,
+		// so the earlier of it and S3's (the answer's Date) counts.
+		now := o.Now()
+		if st, ok := awsmiddleware.GetServerTime(out.ResultMetadata); ok && st.Before(now) {
+			now = st
+		}
+		cutoff := now.Add(-rep.Bound)
 		var expired []Pointer
 		for _, obj := range out.Contents {
 			rep.Listed++
