@@ -59,7 +59,9 @@
 // KeyPrefix, checks the declared size against MaxPayloadBytes before
 // reading and against the object after, and fails a bad pointer at once,
 // permanently (handler.Escalate with a Reason constant, a [*PointerError]
-// matching [ErrBadPointer]): parked where a parking queue is set.
+// matching [ErrBadPointer]): parked where a parking queue is set. It
+// deletes only objects whose key a Sender writes (KeyPrefix and a UUID),
+// so a pointer to any other object it may read never has it deleted.
 //
 // Nothing is lost in a crash. The object is put before its pointer is
 // sent, and deleted only after SQS confirmed the delete of a message

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,10 @@ type ReceiverOptions struct {
 	// size attribute says more fails with ReasonTooLarge before any S3
 	// call. 1 byte to 2 GiB (the Java client's limit). Default 64 MiB.
 	MaxPayloadBytes int64
+	// Only objects whose key is KeyPrefix and a UUID, as Senders write
+	// them, are ever deleted; a pointer to any other key is read, and its
+	// object left in place.
+	//
 	// KeepObjects leaves objects in S3 after their message was deleted:
 	// for SNS fan-out, where several queues' messages point to one object
 	// (Sweep or a lifecycle rule removes them). Default false: deleted once
@@ -262,7 +267,7 @@ func (r *Receiver) open(ctx context.Context, m *handler.Message) (*handler.Messa
 // object goes once SQS confirms the delete (with Hooks, and without
 // KeepObjects).
 func (r *Receiver) handedOver(id string, p Pointer) {
-	if !r.hooked.Load() || r.o.KeepObjects {
+	if !r.hooked.Load() || r.o.KeepObjects || !senderKey(p.Key, r.o.KeyPrefix) {
 		return
 	}
 	r.mu.Lock()
@@ -278,6 +283,28 @@ func (r *Receiver) handedOver(id string, p Pointer) {
 		}
 	}
 	r.handed[id] = p
+}
+
+// senderKey reports whether key is one a Sender writes under prefix (ours,
+// the Java or the Python client): the prefix and a UUID. Only such objects
+// are deleted after their message: a pointer may name any object the
+// Receiver may read, and reading it is not a licence to delete it.
+func senderKey(key, prefix string) bool {
+	u, ok := strings.CutPrefix(key, prefix)
+	if !ok || len(u) != 36 {
+		return false
+	}
+	for i, c := range []byte(u) {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return false
+		}
+	}
+	return true
 }
 
 // movedSize returns the size attribute that package replay, before it kept

@@ -55,7 +55,7 @@ func TestRunCancelFinishesDeletesInFlight(t *testing.T) {
 		}
 		hooks := recv.Hooks(consumer.Hooks{})
 		for i := range 3 {
-			key := fmt.Sprintf("k%d", i)
+			key := fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i)
 			put(t, base, "payloads", key, "hello")
 			handOver(t, recv, hooks, key, key, 5)
 		}
@@ -99,7 +99,7 @@ func TestRunReturnsWhenDeletesHang(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- recv.Run(ctx) }()
 		for i := range 2 {
-			key := fmt.Sprintf("k%d", i)
+			key := fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i)
 			put(t, base, "payloads", key, "hello")
 			handOver(t, recv, hooks, key, key, 5)
 			synctest.Wait() // the first call hangs; Run waits to start the second
@@ -391,4 +391,38 @@ func TestSweepTrustsS3ClockOverAFastOne(t *testing.T) {
 	if err != nil || rep.Deleted != 0 || len(keys(t, api, "payloads")) != 1 {
 		t.Errorf("expect the young object kept, got %+v, %v", rep, err)
 	}
+}
+
+// TestReceiverDeletesOnlySenderKeys: reading a pointer's object is allowed
+// by bucket and prefix, but deleting it after the message is a stronger
+// power: a forged pointer to any other object of an allowed bucket (the
+// default KeyPrefix "" allows every key), with its size and a handler that
+// accepts any body, had the Receiver delete it. The Receiver deletes only
+// keys a Sender (ours, or the Java or Python client) writes: KeyPrefix and
+// a UUID; others are read and left in place.
+func TestReceiverDeletesOnlySenderKeys(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := newS3(t, nil)
+		const uuid = "0f8fad5b-d9cb-469f-a165-70867728950e"
+		for _, k := range []string{"backups/db.tar", uuid, "x" + uuid, uuid + ".bak"} {
+			put(t, base, "payloads", k, "hello")
+		}
+		recv, err := s3payload.NewReceiver(base, []string{"payloads"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hooks := recv.Hooks(consumer.Hooks{})
+		for i, k := range []string{"backups/db.tar", uuid, "x" + uuid, uuid + ".bak"} {
+			handOver(t, recv, hooks, fmt.Sprint(i), k, 5)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- recv.Run(ctx) }()
+		synctest.Wait()
+		cancel()
+		<-done
+		if ks := keys(t, base, "payloads"); !slices.Equal(ks, []string{uuid + ".bak", "backups/db.tar", "x" + uuid}) {
+			t.Errorf("expect only the UUID key deleted, got %v left", ks)
+		}
+	})
 }
