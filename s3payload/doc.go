@@ -60,7 +60,7 @@
 // reading and against the object after, and fails a bad pointer at once,
 // permanently (handler.Escalate with a Reason constant, a [*PointerError]
 // matching [ErrBadPointer]): parked where a parking queue is set. It
-// deletes only objects whose key a Sender writes (KeyPrefix and a UUID),
+// deletes only objects whose key a Sender writes (ending with a UUID),
 // so a pointer to any other object it may read never has it deleted.
 //
 // Nothing is lost in a crash. The object is put before its pointer is

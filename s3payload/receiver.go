@@ -31,9 +31,9 @@ type ReceiverOptions struct {
 	// size attribute says more fails with ReasonTooLarge before any S3
 	// call. 1 byte to 2 GiB (the Java client's limit). Default 64 MiB.
 	MaxPayloadBytes int64
-	// Only objects whose key is KeyPrefix and a UUID, as Senders write
-	// them, are ever deleted; a pointer to any other key is read, and its
-	// object left in place.
+	// Only objects whose key ends with a UUID, as Senders write them, are
+	// ever deleted; a pointer to any other key is read, and its object
+	// left in place.
 	//
 	// KeepObjects leaves objects in S3 after their message was deleted:
 	// for SNS fan-out, where several queues' messages point to one object
@@ -285,16 +285,16 @@ func (r *Receiver) handedOver(id string, p Pointer) {
 	r.handed[id] = p
 }
 
-// senderKey reports whether key is one a Sender writes under prefix (ours,
-// the Java or the Python client): the prefix and a UUID. Only such objects
-// are deleted after their message: a pointer may name any object the
-// Receiver may read, and reading it is not a licence to delete it.
+// senderKey reports whether key is one a Sender writes (ours, the Java or
+// the Python client): under prefix, ending with a UUID (the Sender's own
+// prefix may be longer than the Receiver's). Only such objects are deleted
+// after their message: a pointer may name any object the Receiver may
+// read, and reading it is not a licence to delete it.
 func senderKey(key, prefix string) bool {
-	u, ok := strings.CutPrefix(key, prefix)
-	if !ok || len(u) != 36 {
+	if !strings.HasPrefix(key, prefix) || len(key)-len(prefix) < 36 {
 		return false
 	}
-	for i, c := range []byte(u) {
+	for i, c := range []byte(key[len(key)-36:]) {
 		switch {
 		case i == 8 || i == 13 || i == 18 || i == 23:
 			if c != '-' {
