@@ -61,8 +61,10 @@ type ReceiverStats struct {
 	// Resolved: payloads read from S3 and handed to the handler.
 	Resolved int64
 	// Deleted: objects deleted after their message's delete; DeleteFailed:
-	// deletes S3 refused (left to Sweep); Dropped: objects not queued for
-	// deletion because MaxPending was reached, or Run had stopped.
+	// deletes S3 refused (left to Sweep); Dropped: objects left to Sweep
+	// because MaxPending was reached (no Run going, or one too slow, or
+	// the consumer's hook signals lost). Objects queued while no Run is
+	// going are not counted until the queue is full.
 	Deleted, DeleteFailed, Dropped int64
 }
 
