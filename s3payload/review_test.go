@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -426,4 +428,40 @@ func TestReceiverDeletesOnlySenderKeys(t *testing.T) {
 			t.Errorf("expect only the UUID keys deleted, got %v left", ks)
 		}
 	})
+}
+
+// bodyS3 answers every GetObject with one body, as a stream.
+type bodyS3 struct {
+	s3payload.API
+	body string
+}
+
+func (b bodyS3) GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error) {
+	return &s3.GetObjectOutput{Body: io.NopCloser(strings.NewReader(b.body)), ContentLength: aws.Int64(int64(len(b.body)))}, nil
+}
+
+// TestResolveHoldsOnePayload: MaxPayloadBytes bounds what a message makes
+// the consumer hold in memory; reading a payload of the declared size
+// allocates it about once, not the doubling buffer of io.ReadAll and then
+// a copy into a string (about three times its size at the peak).
+func TestResolveHoldsOnePayload(t *testing.T) {
+	const size = 32 << 20
+	body := strings.Repeat("x", size)
+	recv, err := s3payload.NewReceiver(bodyS3{body: body}, []string{"payloads"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &handler.Message{ID: "m", Body: s3payload.Pointer{Bucket: "payloads", Key: "in/a"}.Body(),
+		MessageAttributes: map[string]handler.AttributeValue{s3payload.SizeAttribute: {DataType: "Number", StringValue: fmt.Sprint(size)}}}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var got int
+	if err := recv.Middleware()(func(_ context.Context, m *handler.Message) error { got = len(m.Body); return nil })(context.Background(), m); err != nil || got != size {
+		t.Fatalf("expect the payload, got %d bytes, %v", got, err)
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size*3/2 {
+		t.Errorf("expect about %d bytes allocated, got %d", size, alloc)
+	}
 }
