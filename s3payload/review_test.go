@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime"
 	"slices"
@@ -179,7 +180,7 @@ func TestSweepWholeBucketIsExplicit(t *testing.T) {
 // TestNewReceiverBoundsMaxPending: MaxPending sizes a queue made at once,
 // so a huge one is an ErrConfig, not a panic or gigabytes reserved.
 func TestNewReceiverBoundsMaxPending(t *testing.T) {
-	for _, n := range []int{1<<20 + 1, 1 << 62} {
+	for _, n := range []int{1<<20 + 1, math.MaxInt} {
 		_, err := s3payload.NewReceiver(newS3(t, nil), []string{"payloads"}, func(o *s3payload.ReceiverOptions) { o.MaxPending = n })
 		if !errors.Is(err, s3payload.ErrConfig) {
 			t.Errorf("MaxPending %d: expect ErrConfig, got %v", n, err)
