@@ -61,7 +61,8 @@ type SenderOptions struct {
 	// UUID, as the Java client writes): "payloads/", say. Up to 988 bytes
 	// of [A-Za-z0-9./_-], the Java client's rule, without a "." or ".."
 	// path segment (Receivers refuse those keys). Default "". Sweep and
-	// ReceiverOptions.KeyPrefix take the same prefix.
+	// ReceiverOptions.KeyPrefix take the same prefix (Sweep refuses "" but
+	// with SweepOptions.WholeBucket).
 	KeyPrefix string
 	// Threshold is the size in bytes (body and attributes, as the Java
 	// client counts them) above which a message is offloaded, 1 to 1 MiB.
