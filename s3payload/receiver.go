@@ -374,8 +374,9 @@ func (r *Receiver) resolve(ctx context.Context, body string, size int64) (Pointe
 // Hooks returns next with the Receiver's own calls added (next's run
 // first): Deleted queues the object of a message whose handler succeeded
 // for Run to delete, now that SQS confirmed the message's delete; the
-// other outcomes (DeleteFailed, LeaseLost, Failed) forget it, since the
-// message will be delivered again. Set the result as consumer.Options.Hooks.
+// other outcomes (DeleteFailed, LeaseLost, Failed, Held) forget it, since
+// the message will be delivered again, and so does Parked, as the
+// parking queue has its pointer. Set the result as consumer.Options.Hooks.
 // Without it (in Lambda, say) no object is ever deleted: Sweep or an S3
 // lifecycle rule removes them.
 func (r *Receiver) Hooks(next consumer.Hooks) consumer.Hooks {
@@ -408,6 +409,21 @@ func (r *Receiver) Hooks(next consumer.Hooks) consumer.Hooks {
 	h.Failed = func(ctx context.Context, m *handler.Message, err error) {
 		if next.Failed != nil {
 			next.Failed(ctx, m, err)
+		}
+		r.take(m.ID)
+	}
+	// A middleware outside the Receiver's can still escalate or hold a
+	// message whose handler succeeded: its pointer is then parked, or
+	// comes back, and no Deleted follows.
+	h.Parked = func(ctx context.Context, m *handler.Message, reason string) {
+		if next.Parked != nil {
+			next.Parked(ctx, m, reason)
+		}
+		r.take(m.ID)
+	}
+	h.Held = func(ctx context.Context, m *handler.Message, d time.Duration) {
+		if next.Held != nil {
+			next.Held(ctx, m, d)
 		}
 		r.take(m.ID)
 	}

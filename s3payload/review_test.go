@@ -466,3 +466,41 @@ func TestResolveHoldsOnePayload(t *testing.T) {
 		t.Errorf("expect about %d bytes allocated, got %d", size, alloc)
 	}
 }
+
+// TestParkedAndHeldForgetTheObject: a handler behind the Receiver that
+// succeeded, with a middleware outside it that then escalated or held the
+// message, left its entry among those waiting for a delete that never
+// comes (a parked message's delete reports Parked, a hold Held): each such
+// entry took a place of MaxPending for good, and pushed out the objects of
+// messages that were deleted (counted as Dropped, left to Sweep).
+func TestParkedAndHeldForgetTheObject(t *testing.T) {
+	base := newS3(t, nil)
+	const key = "00000000-0000-4000-8000-000000000001"
+	put(t, base, "payloads", key, "hello")
+	recv, err := s3payload.NewReceiver(base, []string{"payloads"}, func(o *s3payload.ReceiverOptions) { o.MaxPending = 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := recv.Hooks(consumer.Hooks{})
+	ctx := context.Background()
+	resolve := func(id string) *handler.Message {
+		m := &handler.Message{ID: id, Body: s3payload.Pointer{Bucket: "payloads", Key: key}.Body(),
+			MessageAttributes: map[string]handler.AttributeValue{s3payload.SizeAttribute: {DataType: "Number", StringValue: "5"}}}
+		if err := recv.Middleware()(func(context.Context, *handler.Message) error { return nil })(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := resolve("parked"); hooks.Parked != nil {
+		hooks.Parked(ctx, m, "outer-middleware")
+	}
+	if m := resolve("held"); hooks.Held != nil {
+		hooks.Held(ctx, m, time.Minute)
+	}
+	for _, id := range []string{"a", "b"} {
+		resolve(id)
+	}
+	if st := recv.Stats(); st.Dropped != 0 {
+		t.Errorf("expect nothing dropped, got %+v", st)
+	}
+}
