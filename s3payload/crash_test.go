@@ -80,7 +80,16 @@ func TestCrashSafety(t *testing.T) {
 			} // the process dies here; after its restart it sends everything
 		}, maxOrphans: func(*crashEnv, *s3payload.Receiver) int { return 3 }},
 		{name: "sqs-send-refused", before: func(e *crashEnv, _ context.Context) {
+			// A call refused as a whole: the SDK may have retried inside
+			// it after a request that stored the messages, so the
+			// objects of its 10 messages stay, orphans for Sweep (the
+			// producer sends those bodies again, with new objects).
 			e.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Err: &types.InvalidMessageContents{Message: aws.String("refused")}})
+		}, maxOrphans: func(*crashEnv, *s3payload.Receiver) int { return 10 }},
+		{name: "sqs-send-entries-refused", before: func(e *crashEnv, _ context.Context) {
+			// SQS refuses entries in its answer: stored for certain not,
+			// so their objects go at once.
+			e.srv.Inject(sqsfake.Fault{Op: "SendMessageBatch", Times: 1, Entries: &sqsfake.EntryFault{Code: "InvalidMessageContents", SenderFault: true}})
 		}},
 		{name: "sqs-send-answer-lost", before: func(e *crashEnv, _ context.Context) {
 			// Stored, but the answer is lost (a 500): the Sender sends

@@ -59,7 +59,9 @@
 // KeyPrefix, checks the declared size against MaxPayloadBytes before
 // reading and against the object after, and fails a bad pointer at once,
 // permanently (handler.Escalate with a Reason constant, a [*PointerError]
-// matching [ErrBadPointer]): parked where a parking queue is set.
+// matching [ErrBadPointer]): parked where a parking queue is set. It
+// deletes only objects whose key a Sender writes (ending with a UUID),
+// so a pointer to any other object it may read never has it deleted.
 //
 // Nothing is lost in a crash. The object is put before its pointer is
 // sent, and deleted only after SQS confirmed the delete of a message
@@ -67,7 +69,9 @@
 // fails, a lost lease or a handler failure keep it for the message's next
 // delivery. Each crash can leave orphan objects instead, bounded: a put
 // without its send, and the objects of messages deleted just before the
-// process died. [Sweep] deletes objects older than any message can be.
+// process died; so can a send that failed without saying whether SQS
+// stored it (an object is deleted again only when SQS certainly did not).
+// [Sweep] deletes objects older than any message can be.
 //
 // On a standard queue a message delivered twice (SQS's at-least-once, or a
 // send whose answer was lost) may find its object deleted by its twin: it

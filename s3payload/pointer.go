@@ -78,12 +78,25 @@ type PointerError struct {
 func (e *PointerError) Error() string {
 	s := "s3payload: " + e.Reason
 	if e.Bucket != "" || e.Key != "" {
-		s += fmt.Sprintf(" (s3://%s/%s)", e.Bucket, e.Key)
+		s += fmt.Sprintf(" (s3://%s/%s)", printable(e.Bucket), printable(e.Key))
 	}
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
 	return s
+}
+
+// printable returns a forged pointer's bucket or key fit for a log line:
+// its first 256 bytes, quoted as Go quotes a string, without the quotes:
+// control characters and invalid UTF-8 escaped (a key a Sender writes is
+// unchanged).
+func printable(s string) string {
+	cut := ""
+	if len(s) > 256 {
+		s, cut = s[:256], "…"
+	}
+	q := strconv.QuoteToGraphic(s)
+	return q[1:len(q)-1] + cut
 }
 
 // Is makes a PointerError match ErrBadPointer.
@@ -93,7 +106,8 @@ func (e *PointerError) Unwrap() error { return e.Err }
 
 // ParsePointer reads a pointer body in the Extended Client's format (the
 // current type id or the legacy one). Anything else — not JSON, another
-// shape, missing or empty fields, unknown fields — is a PointerError with
+// shape, missing, empty, unknown or repeated fields (names match exactly,
+// as Jackson reads them) — is a PointerError with
 // ReasonMalformed. It never panics.
 func ParsePointer(body string) (Pointer, error) {
 	bad := func(format string, args ...any) (Pointer, error) {
@@ -113,16 +127,52 @@ func ParsePointer(body string) (Pointer, error) {
 	if class != PointerClass && class != legacyPointerClass {
 		return bad("type id %q", class)
 	}
-	dec := json.NewDecoder(bytes.NewReader(parts[1]))
-	dec.DisallowUnknownFields()
-	var o pointerObject
-	if err := dec.Decode(&o); err != nil {
+	o, err := pointerFields(parts[1])
+	if err != nil {
 		return bad("pointer object: %w", err)
 	}
 	if o.Bucket == nil || *o.Bucket == "" || o.Key == nil || *o.Key == "" {
 		return bad("s3BucketName and s3Key are required")
 	}
 	return Pointer{Bucket: *o.Bucket, Key: *o.Key}, nil
+}
+
+// pointerFields reads the pointer object as Jackson does, not as
+// encoding/json would: field names match exactly (encoding/json folds
+// case, so {"S3BUCKETNAME":…} would name the bucket, where Jackson calls
+// it unknown), and a repeated field is refused rather than the last one
+// taken, so no two readers of one message can disagree on its object.
+func pointerFields(raw json.RawMessage) (pointerObject, error) {
+	var o pointerObject
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return o, errors.New("not an object")
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return o, err
+		}
+		name, _ := t.(string)
+		var field **string
+		switch name {
+		case "s3BucketName":
+			field = &o.Bucket
+		case "s3Key":
+			field = &o.Key
+		default:
+			return o, fmt.Errorf("unknown field %q", name)
+		}
+		if *field != nil {
+			return o, fmt.Errorf("field %q repeated", name)
+		}
+		var v string
+		if err := dec.Decode(&v); err != nil {
+			return o, fmt.Errorf("field %q: %w", name, err)
+		}
+		*field = &v
+	}
+	return o, nil
 }
 
 // sizeOf returns the payload size an offloaded message declares, and

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,10 @@ type ReceiverOptions struct {
 	// size attribute says more fails with ReasonTooLarge before any S3
 	// call. 1 byte to 2 GiB (the Java client's limit). Default 64 MiB.
 	MaxPayloadBytes int64
+	// Only objects whose key ends with a UUID, as Senders write them, are
+	// ever deleted; a pointer to any other key is read, and its object
+	// left in place.
+	//
 	// KeepObjects leaves objects in S3 after their message was deleted:
 	// for SNS fan-out, where several queues' messages point to one object
 	// (Sweep or a lifecycle rule removes them). Default false: deleted once
@@ -37,7 +42,8 @@ type ReceiverOptions struct {
 	KeepObjects bool
 	// MaxPending bounds the objects waiting for their message's delete,
 	// and those waiting for Run to delete them; past it, some are
-	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000.
+	// left to Sweep (counted in ReceiverStats.Dropped). Default 10,000, at
+	// most 1,048,576 (its queue is made at once).
 	MaxPending int
 	// DeleteConcurrency bounds the DeleteObjects calls Run keeps in flight,
 	// each of up to 1,000 keys. Default 4.
@@ -46,13 +52,19 @@ type ReceiverOptions struct {
 	Logger *slog.Logger
 }
 
+// maxPending bounds ReceiverOptions.MaxPending: the queue of deletions is
+// made at its size (about 32 MiB at this bound).
+const maxPending = 1 << 20
+
 // ReceiverStats counts a Receiver's work since it was made.
 type ReceiverStats struct {
 	// Resolved: payloads read from S3 and handed to the handler.
 	Resolved int64
 	// Deleted: objects deleted after their message's delete; DeleteFailed:
-	// deletes S3 refused (left to Sweep); Dropped: objects not queued for
-	// deletion because MaxPending was reached, or Run had stopped.
+	// deletes S3 refused (left to Sweep); Dropped: objects left to Sweep
+	// because MaxPending was reached (no Run going, or one too slow, or
+	// the consumer's hook signals lost). Objects queued while no Run is
+	// going are not counted until the queue is full.
 	Deleted, DeleteFailed, Dropped int64
 }
 
@@ -92,6 +104,8 @@ func NewReceiver(api API, buckets []string, optFns ...func(*ReceiverOptions)) (*
 		return nil, fmt.Errorf("%w: MaxPayloadBytes %d: 1 to 2 GiB", ErrConfig, o.MaxPayloadBytes)
 	case o.MaxPending < 0 || o.DeleteConcurrency < 0:
 		return nil, fmt.Errorf("%w: negative MaxPending or DeleteConcurrency", ErrConfig)
+	case o.MaxPending > maxPending:
+		return nil, fmt.Errorf("%w: MaxPending %d: at most %d", ErrConfig, o.MaxPending, maxPending)
 	}
 	if o.MaxPayloadBytes == 0 {
 		o.MaxPayloadBytes = 64 << 20
@@ -154,10 +168,14 @@ func (r *Receiver) Middleware() handler.Middleware {
 	}
 }
 
+// batchReads bounds the pointers BatchMiddleware resolves at once: a
+// Lambda batch can hold 10,000 messages.
+const batchReads = 16
+
 // BatchMiddleware is Middleware for consumer.NewBatch and
-// handler.NewBatchLambda: the batch's pointers are resolved at once, the
-// messages whose pointer is bad fail (each with its own outcome) and the
-// others reach the BatchHandler, with their payloads, in order. The
+// handler.NewBatchLambda: the batch's pointers are resolved, 16 at a time,
+// the messages whose pointer is bad fail (each with its own outcome) and
+// the others reach the BatchHandler, with their payloads, in order. The
 // handler gets copies of offloaded messages, so handler.MessageContext
 // gives their call's ctx.
 func (r *Receiver) BatchMiddleware() handler.BatchMiddleware {
@@ -167,8 +185,13 @@ func (r *Receiver) BatchMiddleware() handler.BatchMiddleware {
 			opened := make([]*handler.Message, len(msgs))
 			ptrs := make([]*Pointer, len(msgs))
 			var wg sync.WaitGroup
+			sem := make(chan struct{}, batchReads)
 			for i, m := range msgs {
-				wg.Go(func() { opened[i], ptrs[i], results[i] = r.open(ctx, m) })
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					opened[i], ptrs[i], results[i] = r.open(ctx, m)
+				})
 			}
 			wg.Wait()
 			var pass []*handler.Message
@@ -246,7 +269,7 @@ func (r *Receiver) open(ctx context.Context, m *handler.Message) (*handler.Messa
 // object goes once SQS confirms the delete (with Hooks, and without
 // KeepObjects).
 func (r *Receiver) handedOver(id string, p Pointer) {
-	if !r.hooked.Load() || r.o.KeepObjects {
+	if !r.hooked.Load() || r.o.KeepObjects || !senderKey(p.Key, r.o.KeyPrefix) {
 		return
 	}
 	r.mu.Lock()
@@ -262,6 +285,28 @@ func (r *Receiver) handedOver(id string, p Pointer) {
 		}
 	}
 	r.handed[id] = p
+}
+
+// senderKey reports whether key is one a Sender writes (ours, the Java or
+// the Python client): under prefix, ending with a UUID (the Sender's own
+// prefix may be longer than the Receiver's). Only such objects are deleted
+// after their message: a pointer may name any object the Receiver may
+// read, and reading it is not a licence to delete it.
+func senderKey(key, prefix string) bool {
+	if !strings.HasPrefix(key, prefix) || len(key)-len(prefix) < 36 {
+		return false
+	}
+	for i, c := range []byte(key[len(key)-36:]) {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return false
+		}
+	}
+	return true
 }
 
 // movedSize returns the size attribute that package replay, before it kept
@@ -310,21 +355,28 @@ func (r *Receiver) resolve(ctx context.Context, body string, size int64) (Pointe
 	if n := aws.ToInt64(out.ContentLength); out.ContentLength != nil && n != size {
 		return p, "", &PointerError{Reason: ReasonSizeMismatch, Pointer: p, Err: fmt.Errorf("object has %d bytes, message says %d", n, size)}
 	}
-	b, err := io.ReadAll(io.LimitReader(out.Body, size+1))
-	if err != nil {
+	// One buffer of the declared size (and a byte to spot a longer
+	// object), which becomes the body without a copy: io.ReadAll's doubling
+	// and a string conversion held about three times the payload.
+	var b strings.Builder
+	if n := size + 1; int64(int(n)) == n { // not on 32-bit platforms past 2 GiB
+		b.Grow(int(n))
+	}
+	if _, err := io.Copy(&b, io.LimitReader(out.Body, size+1)); err != nil {
 		return p, "", fmt.Errorf("s3payload: read s3://%s/%s: %w", p.Bucket, p.Key, err)
 	}
-	if int64(len(b)) != size {
-		return p, "", &PointerError{Reason: ReasonSizeMismatch, Pointer: p, Err: fmt.Errorf("object has %d bytes or more, message says %d", len(b), size)}
+	if int64(b.Len()) != size {
+		return p, "", &PointerError{Reason: ReasonSizeMismatch, Pointer: p, Err: fmt.Errorf("object has %d bytes or more, message says %d", b.Len(), size)}
 	}
-	return p, string(b), nil
+	return p, b.String(), nil
 }
 
 // Hooks returns next with the Receiver's own calls added (next's run
 // first): Deleted queues the object of a message whose handler succeeded
 // for Run to delete, now that SQS confirmed the message's delete; the
-// other outcomes (DeleteFailed, LeaseLost, Failed) forget it, since the
-// message will be delivered again. Set the result as consumer.Options.Hooks.
+// other outcomes (DeleteFailed, LeaseLost, Failed, Held) forget it, since
+// the message will be delivered again, and so does Parked, as the
+// parking queue has its pointer. Set the result as consumer.Options.Hooks.
 // Without it (in Lambda, say) no object is ever deleted: Sweep or an S3
 // lifecycle rule removes them.
 func (r *Receiver) Hooks(next consumer.Hooks) consumer.Hooks {
@@ -360,6 +412,21 @@ func (r *Receiver) Hooks(next consumer.Hooks) consumer.Hooks {
 		}
 		r.take(m.ID)
 	}
+	// A middleware outside the Receiver's can still escalate or hold a
+	// message whose handler succeeded: its pointer is then parked, or
+	// comes back, and no Deleted follows.
+	h.Parked = func(ctx context.Context, m *handler.Message, reason string) {
+		if next.Parked != nil {
+			next.Parked(ctx, m, reason)
+		}
+		r.take(m.ID)
+	}
+	h.Held = func(ctx context.Context, m *handler.Message, d time.Duration) {
+		if next.Held != nil {
+			next.Held(ctx, m, d)
+		}
+		r.take(m.ID)
+	}
 	return h
 }
 
@@ -373,7 +440,8 @@ func (r *Receiver) take(id string) (Pointer, bool) {
 
 // Run deletes the objects Hooks queued, in DeleteObjects calls of up to
 // 1,000 keys with up to DeleteConcurrency in flight, until ctx is done; it
-// then deletes what is queued already within 10 s, and returns nil. Start
+// then finishes the calls in flight and deletes what is queued already,
+// within 10 s, and returns nil. Start
 // it before the consumer and cancel its ctx after the consumer's Run
 // returned, so the last deletes are not left to Sweep. Objects queued while
 // no Run is going wait for the next (up to MaxPending); a process that ends
@@ -381,13 +449,26 @@ func (r *Receiver) take(id string) (Pointer, bool) {
 func (r *Receiver) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	// Deletes run on dctx, not ctx: cancelling ctx must not abort the calls
+	// in flight, whose objects' messages SQS deleted already; dctx ends 10 s
+	// after ctx, with the drain.
+	dctx, dcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer dcancel()
+	var deadline atomic.Pointer[time.Timer]
+	stop := context.AfterFunc(ctx, func() { deadline.Store(time.AfterFunc(10*time.Second, dcancel)) })
+	defer func() {
+		stop()
+		if t := deadline.Load(); t != nil {
+			t.Stop()
+		}
+	}()
 	sem := make(chan struct{}, r.o.DeleteConcurrency)
-	run := func(ctx context.Context, batch []Pointer) {
+	run := func(batch []Pointer) {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			n, err := deleteObjects(ctx, r.api, batch)
+			n, err := deleteObjects(dctx, r.api, batch)
 			r.stats.deleted.Add(int64(n))
 			if failed := len(batch) - n; failed > 0 {
 				r.stats.deleteFailed.Add(int64(failed))
@@ -410,20 +491,18 @@ func (r *Receiver) Run(ctx context.Context) error {
 	for {
 		select {
 		case p := <-r.queue:
-			run(ctx, collect(p))
+			run(collect(p))
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			for {
+			for dctx.Err() == nil {
 				select {
 				case p := <-r.queue:
-					run(fctx, collect(p))
+					run(collect(p))
 					continue
 				default:
 				}
 				break
 			}
 			wg.Wait()
-			cancel()
 			return nil
 		}
 	}

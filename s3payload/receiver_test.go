@@ -295,8 +295,9 @@ func TestSNSWrappedPointer(t *testing.T) {
 				sqsapi := sqsfake.New().Client()
 				q := createQueue(t, sqsapi, "orders", nil)
 				body := payload(300_000, 5)
-				put(t, s3api, "payloads", "k1", body)
-				wrapped := snsNotification(s3payload.Pointer{Bucket: "payloads", Key: "k1"}.Body(), len(body))
+				const key = "5b7e3c1a-9d2f-4e8b-a6c0-1f2e3d4c5b6a" // a key as Senders write them: the Receiver deletes only those
+				put(t, s3api, "payloads", key, body)
+				wrapped := snsNotification(s3payload.Pointer{Bucket: "payloads", Key: key}.Body(), len(body))
 				if _, err := sqsapi.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: &q, MessageBody: &wrapped}); err != nil {
 					t.Fatal(err)
 				}

@@ -59,8 +59,10 @@ func (e *OffloadError) Unwrap() error { return e.Err }
 type SenderOptions struct {
 	// KeyPrefix starts every object's key (the key is KeyPrefix and a random
 	// UUID, as the Java client writes): "payloads/", say. Up to 988 bytes
-	// of [A-Za-z0-9./_-], the Java client's rule. Default "". Sweep and
-	// ReceiverOptions.KeyPrefix take the same prefix.
+	// of [A-Za-z0-9./_-], the Java client's rule, without a "." or ".."
+	// path segment (Receivers refuse those keys). Default "". Sweep and
+	// ReceiverOptions.KeyPrefix take the same prefix (Sweep refuses "" but
+	// with SweepOptions.WholeBucket).
 	KeyPrefix string
 	// Threshold is the size in bytes (body and attributes, as the Java
 	// client counts them) above which a message is offloaded, 1 to 1 MiB.
@@ -119,6 +121,9 @@ func NewSender(api API, sender *fifo.Sender, bucket string, optFns ...func(*Send
 		return nil, fmt.Errorf("%w: no bucket", ErrConfig)
 	case len(o.KeyPrefix) > 988 || !prefixChars.MatchString(o.KeyPrefix):
 		return nil, fmt.Errorf("%w: KeyPrefix %q: up to 988 bytes of [A-Za-z0-9./_-]", ErrConfig, o.KeyPrefix)
+	case validKey(o.KeyPrefix+"00000000-0000-4000-8000-000000000000", o.KeyPrefix) != nil:
+		// Receivers refuse such keys as traversals: every message would fail.
+		return nil, fmt.Errorf("%w: KeyPrefix %q: a \".\" or \"..\" path segment", ErrConfig, o.KeyPrefix)
 	case o.Threshold < 0 || o.Threshold > 1<<20:
 		return nil, fmt.Errorf("%w: Threshold %d: 1 to 1 MiB", ErrConfig, o.Threshold)
 	case o.Concurrency < 0:
@@ -164,9 +169,11 @@ type Result struct {
 //
 // An object is in S3 before its pointer is sent, so a crash between the two
 // leaves an orphan object, never a pointer without its payload. When a
-// send fails for certain (the Result's Err is set and Unconfirmed is 0)
-// the object is deleted again; when SQS may have stored it, it stays, for
-// the consumer or Sweep. A message whose put fails is not sent (its Err is
+// send certainly stored nothing (no call carried the message, or SQS
+// refused its entry in a batch's answer) the object is deleted again;
+// when SQS may have stored it (Unconfirmed > 0, or a call that failed as a
+// whole, as the SDK may have retried inside it) it stays, for the consumer
+// or Sweep. A message whose put fails is not sent (its Err is
 // an OffloadError), and the later messages of its group (GroupID) fail
 // with a fifo.GroupBlockedError, as the fifo.Sender does, so a group's
 // order holds.
@@ -222,13 +229,29 @@ func (s *Sender) SendBatch(ctx context.Context, msgs []fifo.Message) []Result {
 		for k, r := range s.sender.SendBatch(ctx, send) {
 			i := index[k]
 			results[i].Result = r
-			if p := results[i].Pointer; p != nil && r.Err != nil && r.Unconfirmed == 0 {
+			if p := results[i].Pointer; p != nil && r.Err != nil && notStored(r) {
 				discard = append(discard, *p)
 			}
 		}
 	}
 	s.discard(ctx, discard)
 	return results
+}
+
+// notStored reports whether the failed send r certainly left nothing on
+// the queue, so its object can go: no call carried it, or one call did and
+// SQS refused this entry in its answer (a call that succeeds reports the
+// SDK's own retries, which Unconfirmed counts). A call that failed as a
+// whole does not: the SDK may have retried inside it, after a request that
+// stored the message and lost its answer, and its error is only the last
+// request's — a client error says nothing of the earlier ones. Such an
+// object stays, for the consumer or Sweep.
+func notStored(r fifo.Result) bool {
+	if r.Unconfirmed > 0 {
+		return false
+	}
+	var entry *fifo.EntryError
+	return r.Attempts == 0 || r.Attempts == 1 && errors.As(r.Err, &entry)
 }
 
 // Offload puts m's payload in S3 when it is large (or always, with

@@ -126,29 +126,33 @@ func TestAttributeBudget(t *testing.T) {
 	}
 }
 
-// TestFailedSendDiscardsObject: a send SQS certainly refused leaves no
-// object; one whose answer was lost (it may be stored) keeps its object.
+// TestFailedSendDiscardsObject: a send SQS certainly refused (its entry,
+// in the answer) leaves no object; one whose answer was lost (it may be
+// stored) keeps its object, and so does one whose call was refused as a
+// whole (the SDK may have retried inside it; see
+// TestSendFailedAfterSDKRetryKeepsObject).
 func TestFailedSendDiscardsObject(t *testing.T) {
-	for _, lost := range []bool{false, true} {
-		t.Run(fmt.Sprintf("lost=%v", lost), func(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault sqsfake.Fault
+		want  int
+	}{
+		{"entry-refused", sqsfake.Fault{Op: "SendMessageBatch", Entries: &sqsfake.EntryFault{Code: "InvalidMessageContents", SenderFault: true}}, 0},
+		{"call-refused", sqsfake.Fault{Op: "SendMessageBatch", Err: &types.InvalidMessageContents{Message: aws.String("refused")}}, 1},
+		{"lost", sqsfake.Fault{Op: "SendMessageBatch", AfterApply: true}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			api := newS3(t, nil)
 			srv := sqsfake.New()
 			sqsapi := srv.Client()
 			q := createQueue(t, sqsapi, "q", nil)
-			fault := sqsfake.Fault{Op: "SendMessageBatch", Err: &types.InvalidMessageContents{Message: aws.String("refused")}}
-			if lost {
-				fault = sqsfake.Fault{Op: "SendMessageBatch", AfterApply: true}
-			}
-			srv.Inject(fault)
+			srv.Inject(tc.fault)
 			s := newSender(t, api, sqsapi, q, func(o *s3payload.SenderOptions) { o.AlwaysThroughS3 = true })
 			_, err := s.Send(context.Background(), fifo.Message{Body: "hello"})
 			if err == nil {
 				t.Fatal("expect the send to fail")
 			}
-			want := 0
-			if lost {
-				want = 1
-			}
+			want := tc.want
 			if ks := keys(t, api, "payloads"); len(ks) != want {
 				t.Errorf("expect %d objects, got %v", want, ks)
 			}

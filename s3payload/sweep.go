@@ -3,9 +3,11 @@ package s3payload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 )
 
@@ -13,8 +15,14 @@ import (
 // Retention, which is required.
 type SweepOptions struct {
 	// KeyPrefix limits the sweep to the Sender's objects
-	// (SenderOptions.KeyPrefix). Default "": the whole bucket.
+	// (SenderOptions.KeyPrefix). Required, unless WholeBucket.
 	KeyPrefix string
+	// WholeBucket sweeps every object of the bucket, for a Sender with no
+	// KeyPrefix: only for a bucket that holds nothing but payloads, as any
+	// other object older than the bound is deleted too. Default false: an
+	// empty KeyPrefix is an error, so no sweep deletes a bucket's other
+	// objects by default.
+	WholeBucket bool
 	// Retention is the longest a pointer can wait in queues: the source
 	// queue's MessageRetentionPeriod, plus, where messages move on, the
 	// dead-letter queue's (a standard DLQ keeps the original enqueue time,
@@ -28,7 +36,9 @@ type SweepOptions struct {
 	MaxVisibility time.Duration
 	// Margin is added for clock skew and in-flight handlers. Default 1 h.
 	Margin time.Duration
-	// Now returns the current time. Default time.Now.
+	// Now returns the current time. Default time.Now. When S3's answer
+	// carries its time (the Date header) and that is earlier, S3's counts:
+	// a local clock running ahead must not expire live objects.
 	Now func() time.Time
 }
 
@@ -42,9 +52,9 @@ type SweepReport struct {
 	Bound time.Duration
 }
 
-// Sweep deletes the objects under KeyPrefix in bucket that no message can
-// still point to: those last modified longer ago than Retention +
-// MaxVisibility + Margin. They are the orphans a crash leaves (between the
+// Sweep deletes the objects under KeyPrefix (or, with WholeBucket, all)
+// in bucket that no message can still point to: those last modified longer
+// ago than Retention + MaxVisibility + Margin. They are the orphans a crash leaves (between the
 // put and the send, or between the message's delete and the object's),
 // the objects of messages that expired unread, those of Lambda consumers
 // and those kept for fan-out. Run it daily, or use an S3 lifecycle rule
@@ -62,6 +72,10 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		return SweepReport{}, fmt.Errorf("%w: nil S3 client or no bucket", ErrConfig)
 	case o.Retention < time.Minute || o.Retention > 366*24*time.Hour:
 		return SweepReport{}, fmt.Errorf("%w: Retention %v: 1 minute to 1 year", ErrConfig, o.Retention)
+	case o.KeyPrefix == "" && !o.WholeBucket:
+		return SweepReport{}, fmt.Errorf("%w: no KeyPrefix: set WholeBucket to sweep the whole bucket", ErrConfig)
+	case o.KeyPrefix != "" && o.WholeBucket:
+		return SweepReport{}, fmt.Errorf("%w: KeyPrefix %q and WholeBucket", ErrConfig, o.KeyPrefix)
 	case o.MaxVisibility < 0 || o.Margin < 0:
 		return SweepReport{}, fmt.Errorf("%w: negative MaxVisibility or Margin", ErrConfig)
 	}
@@ -75,7 +89,6 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		o.Now = time.Now
 	}
 	rep := SweepReport{Bound: o.Retention + o.MaxVisibility + o.Margin}
-	cutoff := o.Now().Add(-rep.Bound)
 	var first error
 	in := &s3.ListObjectsV2Input{Bucket: aws.String(bucket)}
 	if o.KeyPrefix != "" {
@@ -86,11 +99,22 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		if err != nil {
 			return rep, fmt.Errorf("s3payload: list s3://%s/%s: %w", bucket, o.KeyPrefix, err)
 		}
+		// Messages age by AWS's clock and objects by S3's: a local clock
+		// running ahead would make live messages' objects look expired,
+		// so the earlier of it and S3's (the answer's Date) counts.
+		now := o.Now()
+		if st, ok := awsmiddleware.GetServerTime(out.ResultMetadata); ok && st.Before(now) {
+			now = st
+		}
+		cutoff := now.Add(-rep.Bound)
 		var expired []Pointer
 		for _, obj := range out.Contents {
 			rep.Listed++
-			if obj.LastModified != nil && obj.LastModified.Before(cutoff) {
-				expired = append(expired, Pointer{Bucket: bucket, Key: aws.ToString(obj.Key)})
+			// The listing decides what is deleted: an entry outside the
+			// prefix (a store that ignored it) or without a key is never.
+			key := aws.ToString(obj.Key)
+			if key != "" && strings.HasPrefix(key, o.KeyPrefix) && obj.LastModified != nil && obj.LastModified.Before(cutoff) {
+				expired = append(expired, Pointer{Bucket: bucket, Key: key})
 			}
 		}
 		rep.Expired += len(expired)
@@ -100,9 +124,15 @@ func Sweep(ctx context.Context, api API, bucket string, optFns ...func(*SweepOpt
 		if err != nil && first == nil {
 			first = err
 		}
-		if !aws.ToBool(out.IsTruncated) || out.NextContinuationToken == nil {
+		if !aws.ToBool(out.IsTruncated) {
 			return rep, first
 		}
-		in.ContinuationToken = out.NextContinuationToken
+		next := aws.ToString(out.NextContinuationToken)
+		if next == "" || next == aws.ToString(in.ContinuationToken) {
+			// More to list, and no way to get it: an error, not a sweep
+			// that silently stops halfway or lists one page forever.
+			return rep, fmt.Errorf("s3payload: list s3://%s/%s: truncated listing without a new continuation token", bucket, o.KeyPrefix)
+		}
+		in.ContinuationToken = aws.String(next)
 	}
 }

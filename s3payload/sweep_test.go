@@ -51,9 +51,9 @@ func TestSweepErrors(t *testing.T) {
 	ctx := context.Background()
 	api := newFaultyS3(newS3(t, nil), 0)
 	for name, fn := range map[string]func(*s3payload.SweepOptions){
-		"no-retention":   nil,
-		"long-retention": func(o *s3payload.SweepOptions) { o.Retention = 400 * 24 * time.Hour },
-		"negative":       func(o *s3payload.SweepOptions) { o.Retention, o.Margin = time.Hour, -1 },
+		"no-retention":   func(o *s3payload.SweepOptions) { o.WholeBucket = true },
+		"long-retention": func(o *s3payload.SweepOptions) { o.Retention, o.WholeBucket = 400*24*time.Hour, true },
+		"negative":       func(o *s3payload.SweepOptions) { o.Retention, o.Margin, o.WholeBucket = time.Hour, -1, true },
 	} {
 		if _, err := s3payload.Sweep(ctx, api, "payloads", fn); !errors.Is(err, s3payload.ErrConfig) {
 			t.Errorf("%s: expect ErrConfig, got %v", name, err)
@@ -61,7 +61,7 @@ func TestSweepErrors(t *testing.T) {
 	}
 	put(t, api, "payloads", "a", "x")
 	now := func(o *s3payload.SweepOptions) {
-		o.Retention = time.Hour
+		o.Retention, o.WholeBucket = time.Hour, true
 		o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
 	}
 	api.failNext("ListObjectsV2", 1)
