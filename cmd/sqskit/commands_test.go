@@ -423,3 +423,32 @@ func TestProgressOnlyAtATerminal(t *testing.T) {
 		}
 	}
 }
+
+// Absurd plan values: a non-finite or overflowing quota, rate or
+// concurrency is a bad argument, not a NaN ceiling, a +Inf that JSON
+// cannot encode (exit 1 with nothing printed), or a negative concurrency
+// needed; the largest accepted values give finite, non-negative numbers.
+func TestPlanRefusesAbsurdValues(t *testing.T) {
+	srv := sqsfake.New()
+	for _, args := range [][]string{
+		{"--type", "fifo-ht", "--ht-quota", "NaN"},
+		{"--type", "fifo-ht", "--ht-quota", "Inf"},
+		{"--type", "fifo-ht", "--ht-quota", "1e308"},
+		{"--rate", "1e308"},
+		{"--rate", "NaN"},
+		{"--concurrency", "9223372036854775807"},
+		{"--rtt", "2562047h"},
+	} {
+		got := invoke(t, srv, "", append([]string{"plan", "-o", "json"}, args...)...)
+		if got.code != exitUsage || got.stdout != "" {
+			t.Errorf("sqskit plan %q: exit %d, stdout %q; want exit %d and nothing printed", args, got.code, got.stdout, exitUsage)
+		}
+	}
+	got := invoke(t, srv, "", "plan", "-o", "json", "--type", "fifo-ht", "--rtt", "12h", "--rate", "1e9", "--concurrency", "1000000", "--ht-quota", "1e6")
+	mustSucceed(t, got)
+	var res planResult
+	parseJSON(t, got.stdout, &res)
+	if res.ConcurrencyNeeded < 1 || res.MonthlyCost < 0 {
+		t.Errorf("expect a positive concurrency needed and cost, got %+v", res)
+	}
+}
