@@ -56,6 +56,8 @@ queue, the source its replay metadata names, if that queue really dead-letters
 to the queue the metadata says the message was parked from (anyone who can
 send to the queue writes its attributes); else the queue's only source queue
 (ListDeadLetterSourceQueues). A message with none of these is not replayable.
+With --yes, selected messages that are not replayable and --id values that no
+message has are listed, left as they are, and the replay exits 1.
 
 Selection: --id (repeatable; the MessageId, or the original id in the replay
 metadata), --reason (the replay metadata's escalation reason), --attr
@@ -467,6 +469,10 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 	bar.finish()
 	res.Queue = q.source
 	res.Skipped = p.NotSelected + len(p.NotReplayable) + p.OverMax
+	if len(p.NotReplayable) > 0 {
+		res.NotReplayable = p.NotReplayable
+	}
+	res.NotFound = p.NotFound
 	if err := a.emitResult(res); err != nil {
 		return err
 	}
@@ -475,6 +481,9 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 		return fmt.Errorf("replay: %w", runErr)
 	case res.Failed > 0:
 		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %d of %d messages not moved (they are in %s; run again)", res.Failed, len(todo), queueref.Name(q.source))}
+	case len(res.NotReplayable) > 0 || len(res.NotFound) > 0:
+		// Asked for and not moved: listed above, and not a success.
+		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %d selected messages not replayable and %d --id not found (listed; nothing was done to them)", len(res.NotReplayable), len(res.NotFound))}
 	}
 	return nil
 }

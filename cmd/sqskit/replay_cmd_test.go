@@ -259,3 +259,36 @@ func TestReplayDrawsProgressAtATerminal(t *testing.T) {
 		}
 	})
 }
+
+// With --yes, selected messages the replay cannot move (here: a standard
+// DLQ's messages, which have no group, to a FIFO queue) and --id values
+// that match no message are listed, and the replay exits 1: an operator
+// who asked for them must not read "0 moved, 6 skipped", exit 0.
+func TestReplayYesSaysWhatItCouldNotMove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.create(t, "other.fifo", map[string]string{"FifoQueue": "true"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--to", "other.fifo", "--yes")
+		if got.code != exitFailed || !strings.Contains(got.stdout, "needs a valid MessageGroupId") || !strings.Contains(got.stderr, "6 selected messages not replayable") {
+			t.Errorf("expect exit 1 and each message's reason, got %d\nstdout:\n%s\nstderr:\n%s", got.code, got.stdout, got.stderr)
+		}
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--to", "other.fifo", "--yes", "-o", "json")
+		var res replayResult
+		parseJSON(t, got.stdout, &res)
+		if got.code != exitFailed || len(res.NotReplayable) != 6 || res.Moved != 0 {
+			t.Errorf("expect exit 1 and 6 not replayable in the JSON, got %d: %+v", got.code, res)
+		}
+		if v := w.visible(t, w.dlq); v != 6 {
+			t.Errorf("expect the 6 messages visible in the DLQ, got %d", v)
+		}
+
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--id", "not-an-id", "--yes")
+		if got.code != exitFailed || !strings.Contains(got.stdout, "not-an-id") || !strings.Contains(got.stderr, "not found") {
+			t.Errorf("expect exit 1 naming the id not found, got %d\nstdout:\n%s\nstderr:\n%s", got.code, got.stdout, got.stderr)
+		}
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--id", "not-an-id")
+		if got.code != exitOK || !strings.Contains(got.stdout, "not-an-id") {
+			t.Errorf("expect the dry run to name the id not found, exit 0, got %d\n%s", got.code, got.stdout)
+		}
+	})
+}

@@ -170,8 +170,11 @@ type replayPlan struct {
 	NotReplayable []unfit          `json:"notReplayable"`
 	NotSelected   int              `json:"notSelected"`
 	OverMax       int              `json:"overMax,omitempty"`
-	Released      int              `json:"released"`
-	Note          string           `json:"note"`
+	// NotFound are the --id values no received message has as its
+	// MessageId or original id.
+	NotFound []string `json:"notFound,omitempty"`
+	Released int      `json:"released"`
+	Note     string   `json:"note"`
 }
 
 const receiveNote = "selecting received the messages: each receive raised its ApproximateReceiveCount by one; the messages not moved are visible again"
@@ -189,6 +192,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		why      string
 	}
 	all := map[string]*seen{}
+	ids := map[string]bool{} // every MessageId and original id received
 	now := time.Now()
 	r, err := replay.New(t, q.source, noEscalation(q.source), func(o *replay.Options) {
 		o.Target = noEscalation(q.source) + "-plan"
@@ -203,6 +207,10 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 			all[id] = s
 			s.Sent, _ = sentAt(m)
 			md, _ := parking.Read(m.MessageAttributes, policy.CounterAttribute)
+			ids[id] = true
+			if md.OriginalID != "" {
+				ids[md.OriginalID] = true
+			}
 			s.Reason = string(md.Reason)
 			s.Counter = md.Attempt
 			if n, ok, err := parking.Counter(m.MessageAttributes, policy.CounterAttribute); ok && err == nil {
@@ -250,6 +258,11 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 	})
 	p := &replayPlan{Queue: q.source, At: now.UTC(), Received: len(all), Released: released, Note: receiveNote,
 		Selected: []plannedMessage{}, NotReplayable: []unfit{}}
+	for _, id := range sortedKeys(sel.ids) {
+		if !ids[id] {
+			p.NotFound = append(p.NotFound, id)
+		}
+	}
 	stopped := map[string]bool{} // FIFO groups stopped by a message not moved
 	for _, s := range list {
 		overMax := max > 0 && len(p.Selected) >= max
@@ -287,7 +300,12 @@ type replayResult struct {
 	Failed   int            `json:"failed"`
 	Messages []movedMessage `json:"messages"`
 	Failures []unfit        `json:"failures"`
-	Note     string         `json:"note"`
+	// NotReplayable are the selected messages the plan found could not be
+	// moved, and why; NotFound the --id values no message had. Neither was
+	// touched.
+	NotReplayable []unfit  `json:"notReplayable,omitempty"`
+	NotFound      []string `json:"notFound,omitempty"`
+	Note          string   `json:"note"`
 }
 
 type movedMessage struct {
