@@ -55,8 +55,8 @@ func newTracker(c *sqs.Client, queue string) *tracker {
 }
 
 func (t *tracker) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	out, err := t.Client.ReceiveMessage(ctx, in, optFns...)
-	if err == nil && aws.ToString(in.QueueUrl) == t.queue {
+	out, err := receiveUninterrupted(ctx, t.Client, in, optFns...)
+	if out != nil && aws.ToString(in.QueueUrl) == t.queue {
 		t.mu.Lock()
 		for _, m := range out.Messages {
 			id, h := aws.ToString(m.MessageId), aws.ToString(m.ReceiptHandle)
@@ -68,6 +68,28 @@ func (t *tracker) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInpu
 			}
 		}
 		t.mu.Unlock()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// receiveUninterrupted receives on a context that a cancellation (Ctrl-C)
+// does not cut short, bounded by the long poll and a margin: a receive
+// cancelled while its answer is on the way leaves the messages SQS handed
+// out invisible, unknown to the client that could release them. When ctx
+// ends meanwhile, the messages received come back with ctx's error, so the
+// caller can release them, and stop.
+func receiveUninterrupted(ctx context.Context, c *sqs.Client, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped: take nothing more
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(in.WaitTimeSeconds)*time.Second+30*time.Second)
+	defer cancel()
+	out, err := c.ReceiveMessage(rctx, in, optFns...)
+	if err == nil && ctx.Err() != nil {
+		return out, ctx.Err()
 	}
 	return out, err
 }
