@@ -158,6 +158,11 @@ func compileSelection(f replayFlags, sampleSet bool) (*selection, error) {
 	case f.counter == "" || f.counter == replay.MetadataAttribute:
 		return nil, usageError("replay: --counter-attribute %q is not a counter attribute", f.counter)
 	}
+	// The policy the flags make (the counter attribute's name above all) is
+	// checked now, so that a bad name is a bad argument before any call.
+	if err := replayPolicy(f).Validate(); err != nil {
+		return nil, usageError("replay: --counter-attribute %q: %v", f.counter, err)
+	}
 	if len(f.ids) > 0 {
 		s.ids = map[string]bool{}
 		for _, id := range f.ids {

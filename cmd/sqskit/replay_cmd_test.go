@@ -153,6 +153,8 @@ func TestReplayBadArgumentsChangeNothing(t *testing.T) {
 			{"replay", "orders-dlq", "--all", "--sample", "3"},
 			{"replay", "orders-dlq", "--all", "--rehearse", "--sample", "0"},
 			{"replay", "orders-dlq", "--all", "--counter-attribute", "sqskit-replay"},
+			{"replay", "orders-dlq", "--all", "--counter-attribute", "bad name!", "--yes"},
+			{"replay", "orders-dlq", "--all", "--counter-attribute", "AWS.count", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "orders-dlq", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "nowhere", "--yes"},
