@@ -473,6 +473,9 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 	res, runErr := executeReplay(ctx, c, q.source, order, todo, policy, func(string) { bar.add(1) })
 	bar.finish()
 	res.Queue = q.source
+	if p.held > 0 { // the plan's release failed too: say so
+		res.Note = heldNote(p.held+res.held, p.Received+res.received)
+	}
 	res.Skipped = p.NotSelected + len(p.NotReplayable) + p.OverMax
 	if len(p.NotReplayable) > 0 {
 		res.NotReplayable = p.NotReplayable

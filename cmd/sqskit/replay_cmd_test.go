@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // The dry run (no --yes, no terminal) prints the plan, changes nothing but
@@ -291,6 +294,47 @@ func TestReplayYesSaysWhatItCouldNotMove(t *testing.T) {
 		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--id", "not-an-id")
 		if got.code != exitOK || !strings.Contains(got.stdout, "not-an-id") {
 			t.Errorf("expect the dry run to name the id not found, exit 0, got %d\n%s", got.code, got.stdout)
+		}
+	})
+}
+
+// A dry run whose release fails does not claim the messages are visible
+// again: the note says how many are held, and until when, so the operator
+// does not run --yes into messages it cannot see.
+func TestReplayDryRunSaysWhatItCouldNotRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch"})
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibility"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "-o", "json")
+		var plan struct {
+			Mode string `json:"mode"`
+			replayPlan
+		}
+		parseJSON(t, got.stdout, &plan)
+		if plan.Received != 6 || plan.Released != 0 || strings.Contains(plan.Note, "are visible again") || !strings.Contains(plan.Note, "6 of the 6") {
+			t.Errorf("expect 6 received, none released, and the note saying so, got %d, %d, %q", plan.Received, plan.Released, plan.Note)
+		}
+		time.Sleep(2 * time.Minute) // they come back
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--all")
+		if !strings.Contains(got.stdout, "6 of the 6") {
+			t.Errorf("expect the table to say 6 of the 6 are held, got\n%s", got.stdout)
+		}
+	})
+}
+
+// The same with --yes: the result's note says the messages are held, not
+// visible again.
+func TestReplayYesSaysWhatItCouldNotRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch"})
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibility"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--yes", "-o", "json")
+		var res replayResult
+		parseJSON(t, got.stdout, &res)
+		if got.code != exitFailed || strings.Contains(res.Note, "are visible again") || !strings.Contains(res.Note, "could not be made visible again") {
+			t.Errorf("expect exit 1 and the note saying the messages are held, got %d, %q", got.code, res.Note)
 		}
 	})
 }

@@ -196,10 +196,21 @@ type replayPlan struct {
 	// MessageId or original id.
 	NotFound []string `json:"notFound,omitempty"`
 	Released int      `json:"released"`
+	held     int      // received, and could not be released
 	Note     string   `json:"note"`
 }
 
 const receiveNote = "selecting received the messages: each receive raised its ApproximateReceiveCount by one; the messages not moved are visible again"
+
+// heldNote is receiveNote when held of the received messages could not be
+// made visible again.
+func heldNote(held, received int) string {
+	if held == 0 {
+		return receiveNote
+	}
+	return fmt.Sprintf("selecting received the messages: each receive raised its ApproximateReceiveCount by one; %d of the %d received could not be made visible again (ChangeMessageVisibility failed) and stay invisible until their visibility timeout (%v) ends: a replay run before then does not see them",
+		held, received, replayVisibility)
+}
 
 // planReplay receives what the queue holds now, in a dry run of the
 // engine, records which messages the selection picks and where each would
@@ -259,7 +270,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	_, drainErr := r.Drain(ctx)
-	released, _ := t.release(ctx, func(string) bool { return false })
+	released, held := t.release(ctx, func(string) bool { return false })
 	if drainErr != nil {
 		return nil, fmt.Errorf("replay: selecting: %w", drainErr)
 	}
@@ -278,7 +289,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		}
 		return a.seq - b.seq
 	})
-	p := &replayPlan{Queue: q.source, At: now.UTC(), Received: len(all), Released: released, Note: receiveNote,
+	p := &replayPlan{Queue: q.source, At: now.UTC(), Received: len(all), Released: released, held: held, Note: heldNote(held, len(all)),
 		Selected: []plannedMessage{}, NotReplayable: []unfit{}}
 	for _, id := range sortedKeys(sel.ids) {
 		if !ids[id] {
@@ -328,6 +339,8 @@ type replayResult struct {
 	NotReplayable []unfit  `json:"notReplayable,omitempty"`
 	NotFound      []string `json:"notFound,omitempty"`
 	Note          string   `json:"note"`
+
+	received, held int // over the passes, for the note
 }
 
 type movedMessage struct {
@@ -352,6 +365,8 @@ type replayRun struct {
 	sentOnly map[string]bool   // sent, delete failed: maybe moved
 	gone     map[string]bool   // sent, then not in the source on the next pass
 	seen     map[string]bool   // received in the current round
+	received int               // receives' messages, over every pass
+	held     int               // of those, not moved and not released
 }
 
 // executeReplay moves the messages todo names (id → target URL) from
@@ -399,9 +414,10 @@ rounds:
 			break
 		}
 	}
-	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}, Note: receiveNote}
+	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	res.Note, res.received, res.held = heldNote(r.held, r.received), r.received, r.held
 	for _, id := range order {
 		if target, ok := r.moved[id]; ok {
 			res.Messages = append(res.Messages, movedMessage{ID: id, Target: targetName(target), Unconfirmed: r.gone[id]})
@@ -493,9 +509,11 @@ func (r *replayRun) pass(ctx context.Context, target string) error {
 		return err
 	}
 	_, err = rp.Drain(ctx)
-	t.release(ctx, r.isMoved)
+	_, held := t.release(ctx, r.isMoved)
 	t.mu.Lock()
 	r.mu.Lock()
+	r.received += len(t.handle)
+	r.held += held
 	for id := range t.handle {
 		r.seen[id] = true
 	}
