@@ -197,7 +197,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	q := describeQueue(url, attrs)
 	res.Visible, res.InFlight, res.Delayed = q.Visible, q.InFlight, q.Delayed
 	if rp, ok := parseRedrive(attrs["RedrivePolicy"]); ok {
-		if err := a.confirm(fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
+		if err := a.confirm(ctx, fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
 			return res, err
 		}
 	}

@@ -459,7 +459,7 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 		if len(p.Selected) == 0 {
 			return nil
 		}
-		if err := a.confirm(fmt.Sprintf("Replay %d messages from %s?", len(p.Selected), queueref.Name(q.source)), "yes"); err != nil {
+		if err := a.confirm(ctx, fmt.Sprintf("Replay %d messages from %s?", len(p.Selected), queueref.Name(q.source)), "yes"); err != nil {
 			return err
 		}
 	}
