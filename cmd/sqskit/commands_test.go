@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -422,4 +426,97 @@ func TestProgressOnlyAtATerminal(t *testing.T) {
 			t.Errorf("visible %v, -o %s: expect %q, got %q", tc.visible, tc.output, tc.want, errOut.String())
 		}
 	}
+}
+
+// Absurd plan values: a non-finite or overflowing quota, rate or
+// concurrency is a bad argument, not a NaN ceiling, a +Inf that JSON
+// cannot encode (exit 1 with nothing printed), or a negative concurrency
+// needed; the largest accepted values give finite, non-negative numbers.
+func TestPlanRefusesAbsurdValues(t *testing.T) {
+	srv := sqsfake.New()
+	for _, args := range [][]string{
+		{"--type", "fifo-ht", "--ht-quota", "NaN"},
+		{"--type", "fifo-ht", "--ht-quota", "Inf"},
+		{"--type", "fifo-ht", "--ht-quota", "1e308"},
+		{"--rate", "1e308"},
+		{"--rate", "NaN"},
+		{"--concurrency", "9223372036854775807"},
+		{"--rtt", "2562047h"},
+	} {
+		got := invoke(t, srv, "", append([]string{"plan", "-o", "json"}, args...)...)
+		if got.code != exitUsage || got.stdout != "" {
+			t.Errorf("sqskit plan %q: exit %d, stdout %q; want exit %d and nothing printed", args, got.code, got.stdout, exitUsage)
+		}
+	}
+	got := invoke(t, srv, "", "plan", "-o", "json", "--type", "fifo-ht", "--rtt", "12h", "--rate", "1e9", "--concurrency", "1000000", "--ht-quota", "1e6")
+	mustSucceed(t, got)
+	var res planResult
+	parseJSON(t, got.stdout, &res)
+	if res.ConcurrencyNeeded < 1 || res.MonthlyCost < 0 {
+		t.Errorf("expect a positive concurrency needed and cost, got %+v", res)
+	}
+}
+
+// Ctrl-C at a confirmation prompt ends the command at once: not confirmed,
+// nothing changed, exit 3. The prompt read the terminal without heeding the
+// interrupt, so Ctrl-C did nothing and the operator had to type an answer.
+func TestConfirmPromptHeedsCtrlC(t *testing.T) {
+	srv := fixture(t)
+	before := srv.Calls().Op
+	for _, args := range [][]string{
+		{"purge", "orders-ops"},
+		{"peek", "orders"}, // has a redrive policy: asks first
+		{"redrive", "cancel", "some-task"},
+	} {
+		stdin, typing := io.Pipe() // a person at a terminal who types nothing
+		var out, errOut lockedBuffer
+		a := &app{
+			term:      terminal{in: stdin, out: &out, err: &errOut, interactive: true},
+			newClient: func(context.Context) (*sqs.Client, error) { return srv.Client(), nil },
+			shortPoll: true,
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan int)
+		go func() { done <- runApp(ctx, args, a) }()
+		for !strings.Contains(errOut.String(), "to confirm") {
+			time.Sleep(10 * time.Millisecond)
+		}
+		cancel() // Ctrl-C
+		select {
+		case code := <-done:
+			if code != exitNotConfirmed {
+				t.Errorf("sqskit %q: expect exit %d after Ctrl-C at the prompt, got %d", args, exitNotConfirmed, code)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("sqskit %q: still waiting for an answer 5 s after Ctrl-C", args)
+			typing.Write([]byte("no\n"))
+			<-done
+		}
+		typing.Close()
+	}
+	if visible, _ := countsOf(t, srv, "orders-ops"); visible != "2" {
+		t.Errorf("expect orders-ops untouched, got %s visible", visible)
+	}
+	after := srv.Calls().Op
+	if n := after["ReceiveMessage"] - before["ReceiveMessage"] + after["CancelMessageMoveTask"] + after["PurgeQueue"]; n != 0 {
+		t.Errorf("expect nothing received or cancelled, got %d calls", n)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer a command writes while the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

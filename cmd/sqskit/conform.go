@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -22,6 +24,28 @@ type conformReport struct {
 	Failed     int              `json:"failed"`
 	Incomplete bool             `json:"incomplete,omitempty"` // interrupted: not every case ran
 	Results    []sqstest.Result `json:"results"`
+}
+
+// conformPreflightTimeout bounds conform's first call, which checks that
+// the endpoint answers as SQS before any case runs.
+var conformPreflightTimeout = 10 * time.Second
+
+// conformPreflight lists queues (a read) to check that the endpoint is up
+// and answers as SQS: an endpoint that is down, answers something else, or
+// never answers is one clear error (exit 1), not every case failed (exit 4,
+// a verdict on an SQS that was never reached) or a run that never ends.
+func conformPreflight(ctx context.Context, c *sqs.Client, prefix string) error {
+	ctx, cancel := context.WithTimeout(ctx, conformPreflightTimeout)
+	defer cancel()
+	_, err := c.ListQueues(ctx, &sqs.ListQueuesInput{QueueNamePrefix: aws.String(prefix), MaxResults: aws.Int32(1)})
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() == context.DeadlineExceeded:
+		return fmt.Errorf("conform: %s did not answer ListQueues within %v: nothing was run", endpointOf(c), conformPreflightTimeout)
+	default:
+		return fmt.Errorf("conform: %s does not answer as SQS (ListQueues: %w): nothing was run", endpointOf(c), err)
+	}
 }
 
 // knownGaps are the backends whose known failures --known-gaps names.
@@ -48,7 +72,9 @@ it deletes when it ends.
 with what it does instead, and accepts its AWS.SimpleQueueService.-prefixed
 error codes: the same verdicts as sqskit's own CI run on fauxqs.
 
-Exit 4 when any case failed. -o json gives every result, for scripts.
+Exit 4 when any case failed; exit 1, before any case runs, when the endpoint
+does not answer ListQueues as SQS within 10 s (down, not SQS, or hanging).
+-o json gives every result, for scripts.
 Against real SQS it creates and deletes queues, and a deleted queue's name
 cannot be reused for 60 s: give each run its own --prefix.`,
 		Example: `  sqskit conform --endpoint-url http://127.0.0.1:9324
@@ -70,6 +96,9 @@ cannot be reused for 60 s: give each run its own --prefix.`,
 			}
 			c, err := a.sqs(ctx)
 			if err != nil {
+				return err
+			}
+			if err := conformPreflight(ctx, c, prefix); err != nil {
 				return err
 			}
 			h.Client, h.Prefix = c, prefix

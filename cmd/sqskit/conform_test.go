@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -63,5 +69,52 @@ func TestConformExitsFourOnFailure(t *testing.T) {
 	}
 	if got := invoke(t, srv, "", "conform", "--known-gaps", "localstack"); got.code != exitUsage {
 		t.Errorf("expect exit %d for an unknown --known-gaps, got %d", exitUsage, got.code)
+	}
+}
+
+// An endpoint that is down, answers something that is not SQS, or accepts
+// the connection and never answers: conform says so and exits 1, within a
+// bound, instead of reporting 170 "failed" cases (exit 4, as if the endpoint
+// were a non-conformant SQS) or waiting forever.
+func TestConformUnreachableEndpointFailsFast(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	t.Setenv("AWS_ENDPOINT_URL_SQS", "")
+	defer func(d time.Duration) { conformPreflightTimeout = d }(conformPreflightTimeout)
+	conformPreflightTimeout = 2 * time.Second
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	downURL := down.URL
+	down.Close()
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html>hello</html>")
+	}))
+	defer garbage.Close()
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hang.Close()
+	defer close(release)
+
+	for name, endpoint := range map[string]string{"down": downURL, "garbage": garbage.URL, "hang": hang.URL} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			a := &app{term: terminal{in: strings.NewReader(""), out: &out, err: &errOut}}
+			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+			defer cancel()
+			start := time.Now()
+			code := runApp(ctx, []string{"conform", "--endpoint-url", endpoint, "--region", "us-east-1"}, a)
+			if code != exitFailed || !strings.Contains(errOut.String(), endpoint) || out.Len() != 0 {
+				t.Errorf("expect exit 1 naming %s and no table, got %d\nstdout:\n%s\nstderr:\n%s", endpoint, code, out.String(), errOut.String())
+			}
+			if ctx.Err() != nil {
+				t.Errorf("conform was still running after %v", time.Since(start))
+			}
+		})
 	}
 }

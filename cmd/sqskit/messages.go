@@ -197,7 +197,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	q := describeQueue(url, attrs)
 	res.Visible, res.InFlight, res.Delayed = q.Visible, q.InFlight, q.Delayed
 	if rp, ok := parseRedrive(attrs["RedrivePolicy"]); ok {
-		if err := a.confirm(fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
+		if err := a.confirm(ctx, fmt.Sprintf("%s has a redrive policy (maxReceiveCount %d, to %s) and a peek receives: a message at its limit moves to %s", res.Queue, rp.maxReceiveCount, rp.dlq, rp.dlq), "yes"); err != nil {
 			return res, err
 		}
 	}
@@ -225,7 +225,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	bar := a.progress("receiving from "+res.Queue, limit)
 	defer bar.finish()
 	for len(received) < limit {
-		out, err := c.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+		out, err := receiveUninterrupted(ctx, c, &sqs.ReceiveMessageInput{
 			QueueUrl:                    aws.String(url),
 			MaxNumberOfMessages:         int32(min(10, limit-len(received))),
 			VisibilityTimeout:           peekHold,
@@ -234,6 +234,9 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 		})
 		if err != nil {
+			if out != nil { // interrupted: release what the receive took
+				received = append(received, out.Messages...)
+			}
 			return res, fmt.Errorf("receive from %s: %w", res.Queue, err)
 		}
 		bar.add(len(out.Messages))

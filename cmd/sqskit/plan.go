@@ -32,6 +32,16 @@ const (
 	priceSource        = "aws.amazon.com/sqs/pricing (us-east-1, first 100 billion requests/month) as quoted in 2026; check before you rely on it"
 )
 
+// Bounds on plan's inputs, far beyond any one queue, so that the arithmetic
+// stays finite: the concurrency needed (rate x rtt / batch) then fits an
+// int, and no limit or cost is +Inf, which JSON cannot encode.
+const (
+	maxPlanRate        = 1e9 // messages a second
+	maxPlanQuota       = 1e6 // high-throughput FIFO calls a second per action
+	maxPlanConcurrency = 1_000_000
+	maxPlanRTT         = maxVisibility
+)
+
 // planLimit is one limit on throughput. MsgsPerSecond is null when the
 // limit does not bind at any rate (standard queues' API quota).
 type planLimit struct {
@@ -107,22 +117,22 @@ It calls nothing.`,
 			switch {
 			case typ != "standard" && typ != "fifo" && typ != "fifo-ht":
 				return usageError("--type %q: want standard, fifo or fifo-ht", typ)
-			case rtt <= 0:
-				return usageError("--rtt %v: must be positive", rtt)
-			case concurrency < 1:
-				return usageError("--concurrency %d: at least 1", concurrency)
+			case rtt <= 0 || rtt > maxPlanRTT:
+				return usageError("--rtt %v: from 1ns to %v", rtt, maxPlanRTT)
+			case concurrency < 1 || concurrency > maxPlanConcurrency:
+				return usageError("--concurrency %d: from 1 to %d", concurrency, maxPlanConcurrency)
 			case batch < 1 || batch > maxBatch:
 				return usageError("--batch %d: from 1 to %d", batch, maxBatch)
 			case size < 1 || size > maxBatchBytes:
 				return usageError("--size %d: from 1 to %d bytes", size, maxBatchBytes)
 			case batch*size > maxBatchBytes:
 				return usageError("--batch %d of --size %d: a batch holds at most %d bytes", batch, size, maxBatchBytes)
-			case rate < 0 || math.IsInf(rate, 0) || math.IsNaN(rate):
-				return usageError("--rate %v: not negative", rate)
+			case !(rate >= 0 && rate <= maxPlanRate): // NaN fails both
+				return usageError("--rate %v: from 0 to %g messages a second", rate, float64(maxPlanRate))
 			case process < 0 || process > maxVisibility:
 				return usageError("--process %v: from 0 to 12h, the longest SQS keeps a message invisible", process)
-			case htQuota <= 0:
-				return usageError("--ht-quota %v: must be positive", htQuota)
+			case !(htQuota > 0 && htQuota <= maxPlanQuota): // NaN fails both
+				return usageError("--ht-quota %v: more than 0, at most %g calls a second", htQuota, float64(maxPlanQuota))
 			}
 			res := plan(typ, rtt, process, concurrency, batch, size, rate, htQuota)
 			return a.emit(res, func(w io.Writer) { res.table(w) })

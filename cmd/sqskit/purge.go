@@ -50,7 +50,7 @@ SQS takes up to 60 s to finish a purge, and refuses a second one within
 			}
 			q := describeQueue(url, attrs)
 			what := fmt.Sprintf("purge deletes every message in %s (about %d visible, %d in flight, %d delayed), for good", name, q.Visible, q.InFlight, q.Delayed)
-			if err := a.confirm(what, name); err != nil {
+			if err := a.confirm(ctx, what, name); err != nil {
 				return err
 			}
 			if _, err := c.PurgeQueue(ctx, &sqs.PurgeQueueInput{QueueUrl: aws.String(url)}); err != nil {

@@ -181,7 +181,7 @@ func newRedriveStartCmd(a *app) *cobra.Command {
 			if out, err := c.ListDeadLetterSourceQueues(ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(srcURL)}); err == nil && len(out.QueueUrls) == 0 {
 				return usageError("%s is not the dead-letter queue of any queue: SQS moves messages only out of a dead-letter queue", queueref.Name(srcURL))
 			}
-			if err := a.confirm(fmt.Sprintf("Move every message of %s to %s?", queueref.Name(srcURL), dest), "yes"); err != nil {
+			if err := a.confirm(ctx, fmt.Sprintf("Move every message of %s to %s?", queueref.Name(srcURL), dest), "yes"); err != nil {
 				return err
 			}
 			out, err := c.StartMessageMoveTask(ctx, in)
@@ -313,7 +313,7 @@ func newRedriveCancelCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := a.confirm("Cancel the move task "+handle+"?", "yes"); err != nil {
+			if err := a.confirm(ctx, "Cancel the move task "+handle+"?", "yes"); err != nil {
 				return err
 			}
 			out, err := c.CancelMessageMoveTask(ctx, &sqs.CancelMessageMoveTaskInput{TaskHandle: aws.String(handle)})

@@ -56,6 +56,8 @@ queue, the source its replay metadata names, if that queue really dead-letters
 to the queue the metadata says the message was parked from (anyone who can
 send to the queue writes its attributes); else the queue's only source queue
 (ListDeadLetterSourceQueues). A message with none of these is not replayable.
+With --yes, selected messages that are not replayable and --id values that no
+message has are listed, left as they are, and the replay exits 1.
 
 Selection: --id (repeatable; the MessageId, or the original id in the replay
 metadata), --reason (the replay metadata's escalation reason), --attr
@@ -155,6 +157,11 @@ func compileSelection(f replayFlags, sampleSet bool) (*selection, error) {
 		return nil, usageError("replay: --sample %d: want 1 to 1000", f.sample)
 	case f.counter == "" || f.counter == replay.MetadataAttribute:
 		return nil, usageError("replay: --counter-attribute %q is not a counter attribute", f.counter)
+	}
+	// The policy the flags make (the counter attribute's name above all) is
+	// checked now, so that a bad name is a bad argument before any call.
+	if err := replayPolicy(f).Validate(); err != nil {
+		return nil, usageError("replay: --counter-attribute %q: %v", f.counter, err)
 	}
 	if len(f.ids) > 0 {
 		s.ids = map[string]bool{}
@@ -452,7 +459,7 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 		if len(p.Selected) == 0 {
 			return nil
 		}
-		if err := a.confirm(fmt.Sprintf("Replay %d messages from %s?", len(p.Selected), queueref.Name(q.source)), "yes"); err != nil {
+		if err := a.confirm(ctx, fmt.Sprintf("Replay %d messages from %s?", len(p.Selected), queueref.Name(q.source)), "yes"); err != nil {
 			return err
 		}
 	}
@@ -466,7 +473,14 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 	res, runErr := executeReplay(ctx, c, q.source, order, todo, policy, func(string) { bar.add(1) })
 	bar.finish()
 	res.Queue = q.source
+	if p.held > 0 { // the plan's release failed too: say so
+		res.Note = heldNote(p.held+res.held, p.Received+res.received)
+	}
 	res.Skipped = p.NotSelected + len(p.NotReplayable) + p.OverMax
+	if len(p.NotReplayable) > 0 {
+		res.NotReplayable = p.NotReplayable
+	}
+	res.NotFound = p.NotFound
 	if err := a.emitResult(res); err != nil {
 		return err
 	}
@@ -475,6 +489,9 @@ func runReplay(ctx context.Context, a *app, queue string, f replayFlags, sampleS
 		return fmt.Errorf("replay: %w", runErr)
 	case res.Failed > 0:
 		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %d of %d messages not moved (they are in %s; run again)", res.Failed, len(todo), queueref.Name(q.source))}
+	case len(res.NotReplayable) > 0 || len(res.NotFound) > 0:
+		// Asked for and not moved: listed above, and not a success.
+		return &exitError{code: exitFailed, err: fmt.Errorf("replay: %d selected messages not replayable and %d --id not found (listed; nothing was done to them)", len(res.NotReplayable), len(res.NotFound))}
 	}
 	return nil
 }

@@ -7,8 +7,11 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/sqskit/sqskit/sqsfake"
 )
 
 // The dry run (no --yes, no terminal) prints the plan, changes nothing but
@@ -153,6 +156,8 @@ func TestReplayBadArgumentsChangeNothing(t *testing.T) {
 			{"replay", "orders-dlq", "--all", "--sample", "3"},
 			{"replay", "orders-dlq", "--all", "--rehearse", "--sample", "0"},
 			{"replay", "orders-dlq", "--all", "--counter-attribute", "sqskit-replay"},
+			{"replay", "orders-dlq", "--all", "--counter-attribute", "bad name!", "--yes"},
+			{"replay", "orders-dlq", "--all", "--counter-attribute", "AWS.count", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "orders-dlq", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq", "--yes"},
 			{"replay", "orders-dlq", "--all", "--to", "nowhere", "--yes"},
@@ -256,6 +261,80 @@ func TestReplayDrawsProgressAtATerminal(t *testing.T) {
 		}
 		if strings.Contains(out.String(), "\r") {
 			t.Errorf("expect no progress in the output, got %q", out.String())
+		}
+	})
+}
+
+// With --yes, selected messages the replay cannot move (here: a standard
+// DLQ's messages, which have no group, to a FIFO queue) and --id values
+// that match no message are listed, and the replay exits 1: an operator
+// who asked for them must not read "0 moved, 6 skipped", exit 0.
+func TestReplayYesSaysWhatItCouldNotMove(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.create(t, "other.fifo", map[string]string{"FifoQueue": "true"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--to", "other.fifo", "--yes")
+		if got.code != exitFailed || !strings.Contains(got.stdout, "needs a valid MessageGroupId") || !strings.Contains(got.stderr, "6 selected messages not replayable") {
+			t.Errorf("expect exit 1 and each message's reason, got %d\nstdout:\n%s\nstderr:\n%s", got.code, got.stdout, got.stderr)
+		}
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--to", "other.fifo", "--yes", "-o", "json")
+		var res replayResult
+		parseJSON(t, got.stdout, &res)
+		if got.code != exitFailed || len(res.NotReplayable) != 6 || res.Moved != 0 {
+			t.Errorf("expect exit 1 and 6 not replayable in the JSON, got %d: %+v", got.code, res)
+		}
+		if v := w.visible(t, w.dlq); v != 6 {
+			t.Errorf("expect the 6 messages visible in the DLQ, got %d", v)
+		}
+
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--id", "not-an-id", "--yes")
+		if got.code != exitFailed || !strings.Contains(got.stdout, "not-an-id") || !strings.Contains(got.stderr, "not found") {
+			t.Errorf("expect exit 1 naming the id not found, got %d\nstdout:\n%s\nstderr:\n%s", got.code, got.stdout, got.stderr)
+		}
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--id", "not-an-id")
+		if got.code != exitOK || !strings.Contains(got.stdout, "not-an-id") {
+			t.Errorf("expect the dry run to name the id not found, exit 0, got %d\n%s", got.code, got.stdout)
+		}
+	})
+}
+
+// A dry run whose release fails does not claim the messages are visible
+// again: the note says how many are held, and until when, so the operator
+// does not run --yes into messages it cannot see.
+func TestReplayDryRunSaysWhatItCouldNotRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch"})
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibility"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "-o", "json")
+		var plan struct {
+			Mode string `json:"mode"`
+			replayPlan
+		}
+		parseJSON(t, got.stdout, &plan)
+		if plan.Received != 6 || plan.Released != 0 || strings.Contains(plan.Note, "are visible again") || !strings.Contains(plan.Note, "6 of the 6") {
+			t.Errorf("expect 6 received, none released, and the note saying so, got %d, %d, %q", plan.Received, plan.Released, plan.Note)
+		}
+		time.Sleep(2 * time.Minute) // they come back
+		got = invoke(t, w.srv, "", "replay", "orders-dlq", "--all")
+		if !strings.Contains(got.stdout, "6 of the 6") {
+			t.Errorf("expect the table to say 6 of the 6 are held, got\n%s", got.stdout)
+		}
+	})
+}
+
+// The same with --yes: the result's note says the messages are held, not
+// visible again.
+func TestReplayYesSaysWhatItCouldNotRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := mixed(t, false)
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibilityBatch"})
+		w.srv.Inject(sqsfake.Fault{Op: "ChangeMessageVisibility"})
+		got := invoke(t, w.srv, "", "replay", "orders-dlq", "--all", "--yes", "-o", "json")
+		var res replayResult
+		parseJSON(t, got.stdout, &res)
+		if got.code != exitFailed || strings.Contains(res.Note, "are visible again") || !strings.Contains(res.Note, "could not be made visible again") {
+			t.Errorf("expect exit 1 and the note saying the messages are held, got %d, %q", got.code, res.Note)
 		}
 	})
 }

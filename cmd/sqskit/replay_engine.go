@@ -55,8 +55,8 @@ func newTracker(c *sqs.Client, queue string) *tracker {
 }
 
 func (t *tracker) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
-	out, err := t.Client.ReceiveMessage(ctx, in, optFns...)
-	if err == nil && aws.ToString(in.QueueUrl) == t.queue {
+	out, err := receiveUninterrupted(ctx, t.Client, in, optFns...)
+	if out != nil && aws.ToString(in.QueueUrl) == t.queue {
 		t.mu.Lock()
 		for _, m := range out.Messages {
 			id, h := aws.ToString(m.MessageId), aws.ToString(m.ReceiptHandle)
@@ -68,6 +68,28 @@ func (t *tracker) ReceiveMessage(ctx context.Context, in *sqs.ReceiveMessageInpu
 			}
 		}
 		t.mu.Unlock()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// receiveUninterrupted receives on a context that a cancellation (Ctrl-C)
+// does not cut short, bounded by the long poll and a margin: a receive
+// cancelled while its answer is on the way leaves the messages SQS handed
+// out invisible, unknown to the client that could release them. When ctx
+// ends meanwhile, the messages received come back with ctx's error, so the
+// caller can release them, and stop.
+func receiveUninterrupted(ctx context.Context, c *sqs.Client, in *sqs.ReceiveMessageInput, optFns ...func(*sqs.Options)) (*sqs.ReceiveMessageOutput, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err // stopped: take nothing more
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(in.WaitTimeSeconds)*time.Second+30*time.Second)
+	defer cancel()
+	out, err := c.ReceiveMessage(rctx, in, optFns...)
+	if err == nil && ctx.Err() != nil {
+		return out, ctx.Err()
 	}
 	return out, err
 }
@@ -170,11 +192,25 @@ type replayPlan struct {
 	NotReplayable []unfit          `json:"notReplayable"`
 	NotSelected   int              `json:"notSelected"`
 	OverMax       int              `json:"overMax,omitempty"`
-	Released      int              `json:"released"`
-	Note          string           `json:"note"`
+	// NotFound are the --id values no received message has as its
+	// MessageId or original id.
+	NotFound []string `json:"notFound,omitempty"`
+	Released int      `json:"released"`
+	held     int      // received, and could not be released
+	Note     string   `json:"note"`
 }
 
 const receiveNote = "selecting received the messages: each receive raised its ApproximateReceiveCount by one; the messages not moved are visible again"
+
+// heldNote is receiveNote when held of the received messages could not be
+// made visible again.
+func heldNote(held, received int) string {
+	if held == 0 {
+		return receiveNote
+	}
+	return fmt.Sprintf("selecting received the messages: each receive raised its ApproximateReceiveCount by one; %d of the %d received could not be made visible again (ChangeMessageVisibility failed) and stay invisible until their visibility timeout (%v) ends: a replay run before then does not see them",
+		held, received, replayVisibility)
+}
 
 // planReplay receives what the queue holds now, in a dry run of the
 // engine, records which messages the selection picks and where each would
@@ -189,6 +225,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		why      string
 	}
 	all := map[string]*seen{}
+	ids := map[string]bool{} // every MessageId and original id received
 	now := time.Now()
 	r, err := replay.New(t, q.source, noEscalation(q.source), func(o *replay.Options) {
 		o.Target = noEscalation(q.source) + "-plan"
@@ -203,6 +240,10 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 			all[id] = s
 			s.Sent, _ = sentAt(m)
 			md, _ := parking.Read(m.MessageAttributes, policy.CounterAttribute)
+			ids[id] = true
+			if md.OriginalID != "" {
+				ids[md.OriginalID] = true
+			}
 			s.Reason = string(md.Reason)
 			s.Counter = md.Attempt
 			if n, ok, err := parking.Counter(m.MessageAttributes, policy.CounterAttribute); ok && err == nil {
@@ -229,7 +270,7 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	_, drainErr := r.Drain(ctx)
-	released, _ := t.release(ctx, func(string) bool { return false })
+	released, held := t.release(ctx, func(string) bool { return false })
 	if drainErr != nil {
 		return nil, fmt.Errorf("replay: selecting: %w", drainErr)
 	}
@@ -248,8 +289,13 @@ func planReplay(ctx context.Context, c *sqs.Client, q *replayQueues, sel *select
 		}
 		return a.seq - b.seq
 	})
-	p := &replayPlan{Queue: q.source, At: now.UTC(), Received: len(all), Released: released, Note: receiveNote,
+	p := &replayPlan{Queue: q.source, At: now.UTC(), Received: len(all), Released: released, held: held, Note: heldNote(held, len(all)),
 		Selected: []plannedMessage{}, NotReplayable: []unfit{}}
+	for _, id := range sortedKeys(sel.ids) {
+		if !ids[id] {
+			p.NotFound = append(p.NotFound, id)
+		}
+	}
 	stopped := map[string]bool{} // FIFO groups stopped by a message not moved
 	for _, s := range list {
 		overMax := max > 0 && len(p.Selected) >= max
@@ -287,7 +333,14 @@ type replayResult struct {
 	Failed   int            `json:"failed"`
 	Messages []movedMessage `json:"messages"`
 	Failures []unfit        `json:"failures"`
-	Note     string         `json:"note"`
+	// NotReplayable are the selected messages the plan found could not be
+	// moved, and why; NotFound the --id values no message had. Neither was
+	// touched.
+	NotReplayable []unfit  `json:"notReplayable,omitempty"`
+	NotFound      []string `json:"notFound,omitempty"`
+	Note          string   `json:"note"`
+
+	received, held int // over the passes, for the note
 }
 
 type movedMessage struct {
@@ -312,6 +365,8 @@ type replayRun struct {
 	sentOnly map[string]bool   // sent, delete failed: maybe moved
 	gone     map[string]bool   // sent, then not in the source on the next pass
 	seen     map[string]bool   // received in the current round
+	received int               // receives' messages, over every pass
+	held     int               // of those, not moved and not released
 }
 
 // executeReplay moves the messages todo names (id → target URL) from
@@ -359,9 +414,10 @@ rounds:
 			break
 		}
 	}
-	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}, Note: receiveNote}
+	res := &replayResult{Messages: []movedMessage{}, Failures: []unfit{}}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	res.Note, res.received, res.held = heldNote(r.held, r.received), r.received, r.held
 	for _, id := range order {
 		if target, ok := r.moved[id]; ok {
 			res.Messages = append(res.Messages, movedMessage{ID: id, Target: targetName(target), Unconfirmed: r.gone[id]})
@@ -453,9 +509,11 @@ func (r *replayRun) pass(ctx context.Context, target string) error {
 		return err
 	}
 	_, err = rp.Drain(ctx)
-	t.release(ctx, r.isMoved)
+	_, held := t.release(ctx, r.isMoved)
 	t.mu.Lock()
 	r.mu.Lock()
+	r.received += len(t.handle)
+	r.held += held
 	for id := range t.handle {
 		r.seen[id] = true
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -264,6 +267,113 @@ func TestReplayInterruptedLosesNothing(t *testing.T) {
 			if seen[b] > 1 {
 				t.Errorf("%s is in both queues", b)
 			}
+		}
+	})
+}
+
+// cancelInFlight is the network as Ctrl-C meets it: once armed (by the
+// plan's release, the first ChangeMessageVisibilityBatch), the next
+// ReceiveMessage that takes messages runs on the server, then the command's
+// context is cancelled and the caller gets the cancellation, not the answer,
+// as when a connection is dropped while the answer is on its way. The
+// messages that receive took are in flight, and only the client can release
+// them.
+type cancelInFlight struct {
+	next   sqs.HTTPClient
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	armed  bool
+	fired  int
+}
+
+func (c *cancelInFlight) Do(req *http.Request) (*http.Response, error) {
+	op := req.Header.Get("X-Amz-Target")
+	resp, err := c.next.Do(req.WithContext(context.WithoutCancel(req.Context())))
+	took := false
+	if err == nil && strings.HasSuffix(op, ".ReceiveMessage") {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		took = bytes.Contains(body, []byte("ReceiptHandle"))
+	}
+	c.mu.Lock()
+	fire := c.armed && took
+	if strings.HasSuffix(op, ".ChangeMessageVisibilityBatch") && c.fired == 0 {
+		c.armed = true
+	}
+	if fire {
+		c.armed = false
+		c.fired++
+	}
+	c.mu.Unlock()
+	if fire {
+		c.cancel()
+	}
+	if err := req.Context().Err(); err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return nil, err
+	}
+	return resp, err
+}
+
+// Ctrl-C while a receive of the replay is under way: the messages that
+// receive took are made visible again before the command exits, not left
+// invisible for the replay's visibility timeout; nothing is lost or sent
+// twice, and the exit code says the replay did not finish.
+func TestReplayInterruptedReleasesWhatItReceived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, false)
+		all := seedGroups(t, w, 1, 40)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		net := &cancelInFlight{cancel: cancel}
+		client := w.srv.Client(func(o *sqs.Options) { net.next, o.HTTPClient = o.HTTPClient, net })
+		var out, errOut bytes.Buffer
+		a := &app{
+			term:      terminal{in: strings.NewReader(""), out: &out, err: &errOut},
+			newClient: func(context.Context) (*sqs.Client, error) { return client, nil },
+		}
+		code := runApp(ctx, []string{"replay", w.dlqName, "--all", "--yes"}, a)
+		if net.fired != 1 {
+			t.Fatalf("expect the interrupt to meet a receive once, got %d", net.fired)
+		}
+		if code != exitFailed {
+			t.Errorf("expect exit 1 for an interrupted replay, got %d\n%s%s", code, out.String(), errOut.String())
+		}
+		moved := w.count(t, w.main)
+		if visible := w.visible(t, w.dlq); moved+visible != len(all) {
+			t.Errorf("expect each of the %d messages moved or visible in the DLQ at once, got %d moved and %d visible (the rest left invisible)", len(all), moved, visible)
+		}
+		if n := len(w.takeAll(t, w.main)) + len(w.takeAll(t, w.dlq)); n != len(all) {
+			t.Errorf("expect %d messages in all, got %d", len(all), n)
+		}
+	})
+}
+
+// Ctrl-C while peek's receive is under way: what it took is made visible
+// again before it exits.
+func TestPeekInterruptedReleasesWhatItReceived(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newDLQWorld(t, false)
+		all := seedGroups(t, w, 1, 5)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		net := &cancelInFlight{cancel: cancel, armed: true}
+		client := w.srv.Client(func(o *sqs.Options) { net.next, o.HTTPClient = o.HTTPClient, net })
+		var out, errOut bytes.Buffer
+		a := &app{
+			term:      terminal{in: strings.NewReader(""), out: &out, err: &errOut},
+			newClient: func(context.Context) (*sqs.Client, error) { return client, nil },
+			shortPoll: true,
+		}
+		code := runApp(ctx, []string{"peek", w.dlqName}, a)
+		if net.fired != 1 || code != exitFailed {
+			t.Fatalf("expect one interrupted receive and exit 1, got %d and exit %d", net.fired, code)
+		}
+		if v := w.visible(t, w.dlq); v != len(all) {
+			t.Errorf("expect the %d messages visible again at once, got %d\n%s", len(all), v, errOut.String())
 		}
 	})
 }

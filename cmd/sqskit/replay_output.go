@@ -29,14 +29,27 @@ func (a *app) emitPlan(p *replayPlan, mode string) error {
 				row(w, m.ID, dash(m.Group), age(p.At, m.Sent), m.Counter, dash(m.Reason), m.Target)
 			}
 		}
-		if len(p.NotReplayable) > 0 {
-			fmt.Fprintln(w)
-			row(w, "NOT REPLAYABLE", "WHY")
-			for _, u := range p.NotReplayable {
-				row(w, u.ID, u.Why)
-			}
-		}
+		notMovable(w, p.NotReplayable, p.NotFound)
 	})
+}
+
+// notMovable lists the selected messages that cannot be replayed, and the
+// --id values no message had.
+func notMovable(w io.Writer, unfits []unfit, notFound []string) {
+	if len(unfits) > 0 {
+		fmt.Fprintln(w)
+		row(w, "NOT REPLAYABLE", "WHY")
+		for _, u := range unfits {
+			row(w, u.ID, u.Why)
+		}
+	}
+	if len(notFound) > 0 {
+		fmt.Fprintln(w)
+		row(w, "NOT FOUND (--id)", "WHY")
+		for _, id := range notFound {
+			row(w, id, "no message received has it as its MessageId or original id (in flight, delayed, gone, or mistyped)")
+		}
+	}
 }
 
 // emitResult prints what a replay did.
@@ -57,6 +70,7 @@ func (a *app) emitResult(r *replayResult) error {
 				row(w, u.ID, u.Why)
 			}
 		}
+		notMovable(w, r.NotReplayable, r.NotFound)
 	})
 }
 

@@ -59,11 +59,11 @@ func TestReplayFromAnOperatorQueueRoutesByMetadata(t *testing.T) {
 			}
 		}
 		got := invoke(t, w.srv, "", "replay", "ops", "--reason", "attempts-exhausted", "--yes")
-		if got.code != exitOK {
-			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		if got.code != exitFailed {
+			t.Fatalf("expect exit 1 (a selected message not moved), got %d: %s", got.code, got.stderr)
 		}
-		if !strings.Contains(got.stdout, "2 moved, 1 skipped") {
-			t.Errorf("expect 2 moved and the forged one skipped, got\n%s", got.stdout)
+		if !strings.Contains(got.stdout, "2 moved, 1 skipped") || !strings.Contains(got.stdout, "pass --to") {
+			t.Errorf("expect 2 moved and the forged one skipped, with why, got\n%s", got.stdout)
 		}
 		b := w.bodiesIn(t, w.main)
 		slices.Sort(b)
@@ -87,8 +87,8 @@ func TestReplayFIFOPlanStopsAGroupAtAnUnselectedMessage(t *testing.T) {
 		w := newDLQWorld(t, true)
 		w.deadLetter(t, dlqMsg{body: "keep-1", group: "g"}, dlqMsg{body: "move-1", group: "g"}, dlqMsg{body: "move-2", group: "h"})
 		got := invoke(t, w.srv, "", "replay", w.dlqName, "--body-contains", "move", "--yes")
-		if got.code != exitOK {
-			t.Fatalf("expect exit 0, got %d: %s", got.code, got.stderr)
+		if got.code != exitFailed || !strings.Contains(got.stdout, "behind an earlier message of its FIFO group") {
+			t.Fatalf("expect exit 1 (move-1 selected, not moved) and why, got %d: %s%s", got.code, got.stdout, got.stderr)
 		}
 		if b := bodies(w.takeAll(t, w.main)); !slices.Equal(b, []string{"move-2"}) {
 			t.Errorf("expect only move-2 moved, got %v", b)
