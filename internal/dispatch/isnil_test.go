@@ -8,7 +8,7 @@ import (
 
 type strategy interface{ Delay(int) int }
 
-type ptrStrategy struct{ n int }
+type ptrStrategy struct{}
 
 func (*ptrStrategy) Delay(int) int { return 0 }
 
