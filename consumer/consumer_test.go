@@ -487,7 +487,7 @@ func TestConsumerShutdownReleasesUnstartedMessagesAtOnce(t *testing.T) {
 		var running atomic.Int32
 		c := newConsumer(t, f, func(ctx context.Context, m *handler.Message) error {
 			running.Add(1)
-			time.Sleep(20 * time.Second)
+			time.Sleep(10 * time.Second) // well within the 20 s shutdown timeout: at 20 s both fall due at one fake instant
 			return nil
 		}, func(o *Options) { o.Concurrency = 2 })
 		stop := started(t, c)
