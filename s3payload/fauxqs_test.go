@@ -2,10 +2,8 @@ package s3payload_test
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"strconv"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,7 +14,6 @@ import (
 	"github.com/sqskit/sqskit/backoff"
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
-	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/internal/fauxqs"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/s3payload"
@@ -112,14 +109,8 @@ func TestEmulatorEndToEnd(t *testing.T) {
 		if _, err := newSender(t, s3api, sqsapi, q).Send(ctx, fifo.Message{Body: body}); err != nil {
 			t.Fatal(err)
 		}
-		var calls atomic.Int32
 		var got seen
-		h := func(ctx context.Context, m *handler.Message) error {
-			if calls.Add(1) == 1 {
-				return errors.New("downstream down")
-			}
-			return got.handle(ctx, m)
-		}
+		h, _ := got.failFirst()
 		r := recv(t, false)
 		drain(t, sqsapi, q, r, h, func(o *consumer.Options) { o.OnFailure = consumer.ReleaseNow })
 		rp, err := replay.New(sqsapi, dlq, operator, func(o *replay.Options) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -36,6 +37,18 @@ func (s *seen) handle(_ context.Context, m *handler.Message) error {
 	s.bodies = append(s.bodies, m.Body)
 	s.attrs = append(s.attrs, m.MessageAttributes)
 	return nil
+}
+
+// failFirst returns a handler whose first call fails (so the message goes
+// to the DLQ) and whose later calls record into s, with its call count.
+func (s *seen) failFirst() (handler.Handler, *atomic.Int32) {
+	calls := new(atomic.Int32)
+	return func(ctx context.Context, m *handler.Message) error {
+		if calls.Add(1) == 1 {
+			return errors.New("downstream down")
+		}
+		return s.handle(ctx, m)
+	}, calls
 }
 
 func (s *seen) sorted() []string {

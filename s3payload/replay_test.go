@@ -2,9 +2,7 @@ package s3payload_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/sqskit/sqskit/consumer"
 	"github.com/sqskit/sqskit/fifo"
-	"github.com/sqskit/sqskit/handler"
 	"github.com/sqskit/sqskit/replay"
 	"github.com/sqskit/sqskit/s3payload"
 	"github.com/sqskit/sqskit/sqsfake"
@@ -53,14 +50,8 @@ func TestDLQReplayConsume(t *testing.T) {
 		}
 
 		// The first handling fails; the next receive moves it to the DLQ.
-		var calls atomic.Int32
 		var got seen
-		h := func(ctx context.Context, m *handler.Message) error {
-			if calls.Add(1) == 1 {
-				return errors.New("downstream down")
-			}
-			return got.handle(ctx, m)
-		}
+		h, calls := got.failFirst()
 		drain(t, sqsapi, main, recv, h, func(o *consumer.Options) { o.OnFailure = consumer.ReleaseNow })
 		if calls.Load() != 1 || len(keys(t, s3api, "payloads")) != 1 {
 			t.Fatalf("expect the message in the DLQ and its object kept, got %d handled, %v", len(got.bodies), keys(t, s3api, "payloads"))
