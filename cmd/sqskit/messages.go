@@ -190,7 +190,7 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 		return peekResult{}, err
 	}
 	res = peekResult{Queue: queueref.Name(url), Messages: []message{}}
-	attrs, err := readAttributes(ctx, c, url)
+	attrs, err := queueAttributes(ctx, c, url, queueref.Name(url))
 	if err != nil {
 		return res, err
 	}
@@ -261,21 +261,36 @@ func (a *app) browse(ctx context.Context, queue, counter string, limit int, want
 	return res, nil
 }
 
-// releaseAll makes messages visible again at once, in batches of ten, and
-// returns how many it released.
+// releaseAll makes messages visible again at once and returns how many it
+// released.
 func releaseAll(ctx context.Context, c *sqs.Client, url string, ms []types.Message) int {
-	released := 0
-	for chunk := range slices.Chunk(ms, 10) {
+	handles := make([]string, len(ms))
+	for i, m := range ms {
+		handles[i] = aws.ToString(m.ReceiptHandle)
+	}
+	released, _ := release(ctx, c, url, handles)
+	return released
+}
+
+// release makes the messages of these receipt handles visible again at
+// once (ChangeMessageVisibility 0), ten a call, and counts those released
+// and those not: a message not released comes back after its visibility
+// timeout.
+func release(ctx context.Context, c *sqs.Client, url string, handles []string) (released, failed int) {
+	for chunk := range slices.Chunk(handles, 10) {
 		entries := make([]types.ChangeMessageVisibilityBatchRequestEntry, len(chunk))
-		for i, m := range chunk {
-			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0}
+		for i, h := range chunk {
+			entries[i] = types.ChangeMessageVisibilityBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: aws.String(h), VisibilityTimeout: 0}
 		}
 		out, err := c.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(url), Entries: entries})
-		if err == nil {
-			released += len(out.Successful)
+		if err != nil {
+			failed += len(chunk)
+			continue
 		}
+		released += len(out.Successful)
+		failed += len(out.Failed)
 	}
-	return released
+	return released, failed
 }
 
 // explain decodes a received message.

@@ -44,7 +44,7 @@ SQS takes up to 60 s to finish a purge, and refuses a second one within
 			}
 			// Read the queue first: a URL of no queue is a bad argument, and
 			// the person confirming sees what they are about to delete.
-			attrs, err := readAttributes(ctx, c, url)
+			attrs, err := queueAttributes(ctx, c, url, name)
 			if err != nil {
 				return err
 			}

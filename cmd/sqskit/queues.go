@@ -246,16 +246,16 @@ func parseRedrive(s string) (redrivePolicy, bool) {
 	return redrivePolicy{dlq: p.Target[strings.LastIndex(p.Target, ":")+1:], maxReceiveCount: n}, true
 }
 
-// readAttributes reads every attribute of the queue at url; a queue that
-// does not exist is a bad argument.
-func readAttributes(ctx context.Context, c *sqs.Client, url string) (map[string]string, error) {
+// queueAttributes reads every attribute of the queue at url, given by the
+// user as given; a queue that does not exist is a bad argument.
+func queueAttributes(ctx context.Context, c *sqs.Client, url, given string) (map[string]string, error) {
 	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
 	if err != nil {
 		var missing *types.QueueDoesNotExist
 		if errors.As(err, &missing) {
-			return nil, usageError("queue %s does not exist", url)
+			return nil, usageError("queue %q does not exist", given)
 		}
-		return nil, fmt.Errorf("queue %s: %w", queueref.Name(url), err)
+		return nil, fmt.Errorf("queue %q: %w", given, err)
 	}
 	return out.Attributes, nil
 }

@@ -60,15 +60,11 @@ func queueArn(ctx context.Context, a *app, c *sqs.Client, queue string) (url, ar
 	if url, err = a.queueURL(ctx, queue); err != nil {
 		return "", "", err
 	}
-	attrs, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameQueueArn}})
+	attrs, err := queueAttributes(ctx, c, url, queue)
 	if err != nil {
-		var missing *types.QueueDoesNotExist
-		if errors.As(err, &missing) {
-			return "", "", usageError("queue %q does not exist", queue)
-		}
-		return "", "", fmt.Errorf("queue %q: %w", queue, err)
+		return "", "", err
 	}
-	return url, attrs.Attributes[string(types.QueueAttributeNameQueueArn)], nil
+	return url, attrs[string(types.QueueAttributeNameQueueArn)], nil
 }
 
 // noMoveTasks says whether err means the endpoint has no move tasks.

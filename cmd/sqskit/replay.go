@@ -257,20 +257,6 @@ type replayQueues struct {
 	targetErr map[string]string // ARN → why it is no target
 }
 
-// queueAttributes reads a queue's attributes; a queue that does not exist
-// is a usage error.
-func queueAttributes(ctx context.Context, c *sqs.Client, url, given string) (map[string]string, error) {
-	out, err := c.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url), AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll}})
-	if err != nil {
-		var missing *types.QueueDoesNotExist
-		if errors.As(err, &missing) {
-			return nil, usageError("queue %q does not exist", given)
-		}
-		return nil, fmt.Errorf("queue %q: %w", given, err)
-	}
-	return out.Attributes, nil
-}
-
 // resolveReplayQueues checks the queues: each must exist, --to must not be
 // the source, and the source must have no redrive policy of its own (each
 // receive to select would count toward it). Only reads.

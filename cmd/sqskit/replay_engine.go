@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -128,31 +127,14 @@ func (t *tracker) release(ctx context.Context, moved func(id string) bool) (rele
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	t.mu.Lock()
-	var entries []types.ChangeMessageVisibilityBatchRequestEntry
+	var handles []string
 	for _, id := range sortedKeys(t.handle) {
-		if t.deleted[id] || moved(id) {
-			continue
+		if !t.deleted[id] && !moved(id) {
+			handles = append(handles, t.handle[id])
 		}
-		entries = append(entries, types.ChangeMessageVisibilityBatchRequestEntry{
-			Id: aws.String(strconv.Itoa(len(entries))), ReceiptHandle: aws.String(t.handle[id]), VisibilityTimeout: 0})
 	}
 	t.mu.Unlock()
-	for len(entries) > 0 {
-		n := min(10, len(entries))
-		batch := entries[:n]
-		entries = entries[n:]
-		for i := range batch {
-			batch[i].Id = aws.String(strconv.Itoa(i))
-		}
-		out, err := t.Client.ChangeMessageVisibilityBatch(ctx, &sqs.ChangeMessageVisibilityBatchInput{QueueUrl: aws.String(t.queue), Entries: batch})
-		if err != nil {
-			failed += n
-			continue
-		}
-		released += len(out.Successful)
-		failed += len(out.Failed)
-	}
-	return released, failed
+	return release(ctx, t.Client, t.queue, handles)
 }
 
 // noEscalation is the operator queue the engine is given: replay never
